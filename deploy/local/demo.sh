@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Shows the running platform: every server's health over gRPC, the services
+# each exposes (by reflection, no proto files), the JSON gateway, and how to
+# reach everything.
+set -euo pipefail
+# shellcheck source=deploy/local/lib.sh
+. "$(dirname "$0")/lib.sh"
+G="$RS_ROOT/bin/grpcurl -plaintext"
+
+echo
+echo "== health of the six servers (grpc.health.v1.Health/Check)"
+"$(dirname "$0")/servers.sh" status
+
+echo
+echo "== services by reflection: $G 127.0.0.1:7101 list"
+$G 127.0.0.1:7101 list
+
+echo
+echo "== gateway: curl -s http://127.0.0.1:7100/healthz"
+curl -s http://127.0.0.1:7100/healthz
+
+cat <<EOT
+
+== the platform is up
+  results    grpc 127.0.0.1:7101   fitness.v1.ResultService
+  relay      grpc 127.0.0.1:7102   fitness.v1.OutboxService
+  consumer   grpc 127.0.0.1:7103   fitness.v1.ProjectionService
+  reconcile  grpc 127.0.0.1:7104   fitness.v1.ReconcileService
+  repair     grpc 127.0.0.1:7105   fitness.v1.RepairService
+  gateway    http 127.0.0.1:7100   JSON API, /openapiv2/, /healthz  (grpc health 127.0.0.1:7106)
+  metrics    http://127.0.0.1:72NN/metrics (7201..7206)
+  MariaDB    127.0.0.1:$RS_MYSQL_PORT (rs_shard_0, rs_shard_1, rs_control; user resultsync)
+  ClickHouse 127.0.0.1:$RS_CH_PORT native, :$RS_CH_HTTP_PORT HTTP (database $RS_CH_DATABASE)
+  Pulsar     pulsar://127.0.0.1:$RS_PULSAR_PORT, admin http://127.0.0.1:$RS_PULSAR_WEB_PORT
+
+Try:
+  bin/grpcurl -plaintext 127.0.0.1:7101 grpc.health.v1.Health/Check
+  bin/grpcurl -plaintext 127.0.0.1:7101 describe fitness.v1.ResultService
+  bin/grpcurl -plaintext -d '{"detect_id": 10001}' 127.0.0.1:7101 fitness.v1.ResultService/ListResults
+Logs: $RS_STATE/logs/   Stop: make stop   Stop and wipe: make down
+EOT

@@ -1,0 +1,92 @@
+# shellcheck shell=bash
+# Helpers shared by the deploy/local scripts.
+
+# shellcheck source=deploy/local/env.sh
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+
+log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+die() { log "ERROR: $*"; exit 1; }
+
+# tail_log FILE: print the last lines of a server log, for a failed start.
+tail_log() {
+  local f=$1
+  if [ -f "$f" ]; then
+    log "last lines of $f:"
+    tail -n 60 "$f" >&2
+  else
+    log "no log at $f"
+  fi
+}
+
+# wait_for NAME SECONDS LOG CMD...: run CMD until it succeeds, or fail with the log tail.
+wait_for() {
+  local name=$1 secs=$2 logf=$3; shift 3
+  local deadline=$(( $(date +%s) + secs ))
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "$name did not become ready within ${secs}s"
+      tail_log "$logf"
+      return 1
+    fi
+    sleep 1
+  done
+  log "$name is ready"
+}
+
+# pid_alive FILE: true when FILE holds the pid of a running process.
+pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+
+# stop_pid NAME FILE: SIGTERM, wait, then SIGKILL.
+stop_pid() {
+  local name=$1 f=$2 i
+  if ! pid_alive "$f"; then rm -f "$f"; return 0; fi
+  local pid; pid=$(cat "$f")
+  kill "$pid" 2>/dev/null || true
+  for i in $(seq 1 60); do
+    kill -0 "$pid" 2>/dev/null || { rm -f "$f"; log "$name stopped"; return 0; }
+    sleep 0.5
+  done
+  log "$name did not stop after SIGTERM; killing"
+  kill -9 "$pid" 2>/dev/null || true
+  rm -f "$f"
+}
+
+# need_apt PKG...: install Debian packages that are missing.
+need_apt() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then die "need root to install ${missing[*]}"; fi
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
+    || die "apt-get install ${missing[*]} failed"
+}
+
+# port_open HOST PORT: true when something accepts TCP connections on HOST:PORT.
+# shellcheck disable=SC2016 # $1/$2 expand in the inner bash
+port_open() { timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null; }
+
+# spawn_bg LOG CMD...: start CMD detached (own session, stdin closed, output appended to LOG),
+# so it outlives the calling shell and its process group. Sets SPAWNED_PID to its pid.
+spawn_bg() {
+  local logf=$1; shift
+  mkdir -p "$(dirname "$logf")"
+  nohup setsid "$@" >>"$logf" 2>&1 </dev/null &
+  # shellcheck disable=SC2034 # read by the caller
+  SPAWNED_PID=$!
+}
+
+# proc_alive PID: true when PID is a running process (a zombie that has exited does not count).
+proc_alive() {
+  local st
+  [ -n "${1:-}" ] || return 1
+  st=$(sed -n 's/^.*) \(.\).*$/\1/p' "/proc/$1/stat" 2>/dev/null) || return 1
+  [ -n "$st" ] && [ "$st" != Z ]
+}
+
+# pidfile_alive FILE: like pid_alive, but a zombie does not count as running.
+pidfile_alive() { [ -f "$1" ] && proc_alive "$(cat "$1" 2>/dev/null)"; }

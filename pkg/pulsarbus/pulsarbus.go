@@ -1,0 +1,55 @@
+// Package pulsarbus wires resultsync to Apache Pulsar: client construction
+// with slog logging and bounded timeouts, and topic naming. Producers key
+// messages by data_id so that a record's versions stay on one partition and
+// reach one Key_Shared consumer.
+package pulsarbus
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	pulsarlog "github.com/apache/pulsar-client-go/pulsar/log"
+)
+
+// Options configure a client.
+type Options struct {
+	// URL of the broker, e.g. pulsar://127.0.0.1:16650.
+	URL string
+	// OperationTimeout bounds producer/consumer creation and lookups (default 30s).
+	OperationTimeout time.Duration
+	// ConnectionTimeout bounds TCP connects (default 5s).
+	ConnectionTimeout time.Duration
+}
+
+// NewClient returns a Pulsar client logging through log at warn level and above
+// (the client is chatty at info).
+func NewClient(log *slog.Logger, o Options) (pulsar.Client, error) {
+	if !strings.HasPrefix(o.URL, "pulsar://") && !strings.HasPrefix(o.URL, "pulsar+ssl://") {
+		return nil, fmt.Errorf("pulsar URL %q: want pulsar:// or pulsar+ssl://", o.URL)
+	}
+	if o.OperationTimeout <= 0 {
+		o.OperationTimeout = 30 * time.Second
+	}
+	if o.ConnectionTimeout <= 0 {
+		o.ConnectionTimeout = 5 * time.Second
+	}
+	quiet := slog.New(levelFloor{h: log.Handler(), min: slog.LevelWarn})
+	c, err := pulsar.NewClient(pulsar.ClientOptions{
+		URL:               o.URL,
+		OperationTimeout:  o.OperationTimeout,
+		ConnectionTimeout: o.ConnectionTimeout,
+		Logger:            pulsarlog.NewLoggerWithSlog(quiet.With("component", "pulsar-client")),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating Pulsar client for %s: %w", o.URL, err)
+	}
+	return c, nil
+}
+
+// Topic returns the fully qualified persistent topic name.
+func Topic(tenant, namespace, name string) string {
+	return "persistent://" + tenant + "/" + namespace + "/" + name
+}

@@ -1,0 +1,259 @@
+// Package server is the shared gRPC server bootstrap of every resultsync
+// service: health and reflection services, structured request logging, panic
+// recovery, Prometheus metrics on a side HTTP listener, and graceful shutdown.
+//
+// Typical use, in a service's realMain:
+//
+//	srv, err := server.New(logger, cfg.Server)
+//	fitnessv1.RegisterResultServiceServer(srv.GRPC(), impl)
+//	if err := srv.Listen(); err != nil { ... }
+//	return srv.Serve(ctx) // returns after ctx ends and shutdown completes
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/resultsync/resultsync/pkg/config"
+)
+
+// Config is the part of every service's configuration that the bootstrap owns.
+type Config struct {
+	// GRPCAddr is the gRPC listen address, e.g. "127.0.0.1:7101" (":0" picks a port).
+	GRPCAddr string
+	// HTTPAddr is the listen address of /metrics and /healthz; empty disables it.
+	HTTPAddr string
+	// ShutdownGrace bounds the graceful drain before in-flight RPCs are cut.
+	ShutdownGrace time.Duration
+	// LogLevel is debug, info, warn or error.
+	LogLevel string
+}
+
+// Flags defines the bootstrap flags on l, with environment variables named
+// <envPrefix>_GRPC_ADDR and so on, and the given default addresses.
+func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
+	l.String(&c.GRPCAddr, "grpc-addr", envPrefix+"_GRPC_ADDR", grpcAddr, "gRPC listen address")
+	l.String(&c.HTTPAddr, "http-addr", envPrefix+"_HTTP_ADDR", httpAddr, "metrics and health HTTP listen address (empty disables)")
+	l.Duration(&c.ShutdownGrace, "shutdown-grace", envPrefix+"_SHUTDOWN_GRACE", 10*time.Second, "graceful shutdown drain limit")
+	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+}
+
+// Validate rejects impossible bootstrap settings.
+func (c *Config) Validate() error {
+	if c.GRPCAddr == "" {
+		return errors.New("grpc-addr must not be empty")
+	}
+	if _, _, err := net.SplitHostPort(c.GRPCAddr); err != nil {
+		return fmt.Errorf("grpc-addr %q: %w", c.GRPCAddr, err)
+	}
+	if c.HTTPAddr != "" {
+		if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
+			return fmt.Errorf("http-addr %q: %w", c.HTTPAddr, err)
+		}
+	}
+	if c.ShutdownGrace <= 0 {
+		return fmt.Errorf("shutdown-grace must be positive, got %s", c.ShutdownGrace)
+	}
+	return nil
+}
+
+// Server is a gRPC server with the shared middleware and side services.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	grpc    *grpc.Server
+	health  *health.Server
+	reg     *prometheus.Registry
+	mux     *http.ServeMux
+	grpcLis net.Listener
+	httpLis net.Listener
+}
+
+// Option adjusts a Server under construction.
+type Option func(*options)
+
+type options struct {
+	unary  []grpc.UnaryServerInterceptor
+	stream []grpc.StreamServerInterceptor
+}
+
+// WithUnaryInterceptor appends a unary interceptor after the shared ones
+// (recovery, logging, metrics).
+func WithUnaryInterceptor(i grpc.UnaryServerInterceptor) Option {
+	return func(o *options) { o.unary = append(o.unary, i) }
+}
+
+// WithStreamInterceptor appends a stream interceptor after the shared ones.
+func WithStreamInterceptor(i grpc.StreamServerInterceptor) Option {
+	return func(o *options) { o.stream = append(o.stream, i) }
+}
+
+// New builds a Server. Register services on GRPC() before calling Serve.
+func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("server config: %w", err)
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m := newRPCMetrics(reg)
+
+	unary := append([]grpc.UnaryServerInterceptor{m.unary, logUnary(log), recoverUnary(log)}, o.unary...)
+	stream := append([]grpc.StreamServerInterceptor{m.stream, logStream(log), recoverStream(log)}, o.stream...)
+	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
+
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	reflection.Register(gs)
+
+	s := &Server{cfg: cfg, log: log, grpc: gs, health: hs, reg: reg, mux: http.NewServeMux()}
+	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		resp, err := hs.Check(r.Context(), &healthpb.HealthCheckRequest{})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			http.Error(w, "not serving", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	return s, nil
+}
+
+// GRPC returns the underlying gRPC server, for service registration.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Registry returns the Prometheus registry exported on /metrics.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// HandleHTTP adds a handler to the side HTTP listener (next to /metrics).
+func (s *Server) HandleHTTP(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// Health returns the health server, so a service can report a dependency's state.
+func (s *Server) Health() *health.Server { return s.health }
+
+// Listen opens the listeners. After it returns, GRPCAddr and HTTPAddr report
+// the bound addresses (useful with ":0").
+func (s *Server) Listen() error {
+	var lc net.ListenConfig
+	lis, err := lc.Listen(context.Background(), "tcp", s.cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listening for gRPC on %s: %w", s.cfg.GRPCAddr, err)
+	}
+	s.grpcLis = lis
+	if s.cfg.HTTPAddr != "" {
+		hl, err := lc.Listen(context.Background(), "tcp", s.cfg.HTTPAddr)
+		if err != nil {
+			_ = lis.Close()
+			return fmt.Errorf("listening for HTTP on %s: %w", s.cfg.HTTPAddr, err)
+		}
+		s.httpLis = hl
+	}
+	return nil
+}
+
+// GRPCAddr is the bound gRPC address (after Listen).
+func (s *Server) GRPCAddr() string {
+	if s.grpcLis == nil {
+		return ""
+	}
+	return s.grpcLis.Addr().String()
+}
+
+// HTTPAddr is the bound metrics address (after Listen), or "".
+func (s *Server) HTTPAddr() string {
+	if s.httpLis == nil {
+		return ""
+	}
+	return s.httpLis.Addr().String()
+}
+
+// Serve marks every registered service SERVING, serves until ctx ends, then
+// shuts down: health NOT_SERVING, a short drain so load balancers notice,
+// GracefulStop bounded by ShutdownGrace, then Stop. It calls Listen if the
+// caller has not. It returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context) error {
+	if s.grpcLis == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	s.setServing(healthpb.HealthCheckResponse_SERVING)
+
+	errc := make(chan error, 2)
+	go func() {
+		if err := s.grpc.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			errc <- fmt.Errorf("serving gRPC: %w", err)
+		}
+	}()
+	var hsrv *http.Server
+	if s.httpLis != nil {
+		hsrv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serving HTTP: %w", err)
+			}
+		}()
+	}
+	s.log.Info("server started", "grpc_addr", s.GRPCAddr(), "http_addr", s.HTTPAddr())
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	s.shutdown(hsrv)
+	return serveErr
+}
+
+func (s *Server) setServing(st healthpb.HealthCheckResponse_ServingStatus) {
+	s.health.SetServingStatus("", st)
+	for name := range s.grpc.GetServiceInfo() {
+		s.health.SetServingStatus(name, st)
+	}
+}
+
+func (s *Server) shutdown(hsrv *http.Server) {
+	s.log.Info("server stopping")
+	s.health.Shutdown() // every service NOT_SERVING, and stays so
+	drain := min(s.cfg.ShutdownGrace/4, time.Second)
+	time.Sleep(drain)
+
+	done := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(done)
+	}()
+	t := time.NewTimer(s.cfg.ShutdownGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn("graceful stop timed out; stopping", "grace", s.cfg.ShutdownGrace)
+		s.grpc.Stop()
+		<-done
+	}
+	if hsrv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+		defer cancel()
+		if err := hsrv.Shutdown(ctx); err != nil {
+			s.log.Warn("HTTP shutdown", "err", err)
+		}
+	}
+	s.log.Info("server stopped")
+}

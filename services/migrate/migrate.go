@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+// Config is the migrator's configuration.
+type Config struct {
+	Shards     string
+	ControlDSN string
+	CHAddr     string
+	CHDatabase string
+	LogLevel   string
+}
+
+func (c *Config) load(args []string) error {
+	l := config.NewLoader("migrate")
+	l.String(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...")
+	l.String(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN")
+	l.String(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address (empty skips ClickHouse)")
+	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
+	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
+	if err := l.Parse(args); err != nil {
+		return err
+	}
+	if _, err := shard.Parse(c.Shards); err != nil {
+		return err
+	}
+	if c.ControlDSN == "" {
+		return errors.New("control-dsn must not be empty")
+	}
+	if c.CHAddr != "" && c.CHDatabase == "" {
+		return errors.New("clickhouse-database must not be empty")
+	}
+	return nil
+}
+
+func realMain(ctx context.Context, args []string) error {
+	var cfg Config
+	if err := cfg.load(args); err != nil {
+		return err
+	}
+	log, err := logging.New(os.Stderr, "migrate", cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	m, _ := shard.Parse(cfg.Shards)
+	for _, s := range m.Shards {
+		if err := migrateMySQL(ctx, log, "shard "+s.ID, s.DSN, schema.Shard); err != nil {
+			return err
+		}
+	}
+	if err := migrateMySQL(ctx, log, "control", cfg.ControlDSN, schema.Control); err != nil {
+		return err
+	}
+	if cfg.CHAddr == "" {
+		log.Warn("ClickHouse skipped: no address")
+		return nil
+	}
+	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	done, err := schema.ApplyClickHouse(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("migrating ClickHouse: %w", err)
+	}
+	log.Info("migrated", "database", "clickhouse/"+cfg.CHDatabase, "applied", done)
+	return nil
+}
+
+func migrateMySQL(ctx context.Context, log *slog.Logger, name, dsn string, kind schema.Kind) error {
+	db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 2})
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", name, err)
+	}
+	defer db.Close()
+	done, err := schema.ApplyMySQL(ctx, db, kind)
+	if err != nil {
+		return fmt.Errorf("migrating %s: %w", name, err)
+	}
+	log.Info("migrated", "database", name, "applied", done)
+	return nil
+}
