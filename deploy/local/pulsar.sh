@@ -185,14 +185,42 @@ render_config() {
   cp "$P_SRC/log4j2.xml" "$P_DIR/conf/log4j2.xml"
 }
 
+# cds_opt JAVA: a class-data-sharing archive of the broker's classes roughly
+# halves the start-up time on 2 cores. The first run records the archive when
+# the JVM exits (pulsar.sh stop); later runs map it. The archive is kept with the
+# jar set and keyed by the JVM build, so a JDK upgrade just records a new one.
+# RS_PULSAR_CDS=0 turns this off.
+cds_opt() {
+  [ "${RS_PULSAR_CDS:-1}" = 1 ] || return 0
+  local java=$1 key jsa
+  key=$({ "$java" -version 2>&1; cat "$P_MARKER"; } | sha256sum | cut -c1-16)
+  jsa=$P_HOME/cds-$key.jsa
+  if [ ! -f "$jsa" ] && [ -f "$jsa.new" ]; then
+    # Recorded by the previous run: keep it only if this JVM accepts it.
+    if "$java" -Xshare:on -XX:SharedArchiveFile="$jsa.new" -cp "$P_LIB/*" -version >/dev/null 2>&1; then
+      mv -f "$jsa.new" "$jsa"
+    else
+      rm -f "$jsa.new"
+    fi
+  fi
+  if [ -f "$jsa" ]; then
+    echo "-XX:SharedArchiveFile=$jsa"
+  else
+    rm -f "$jsa.new"
+    echo "-XX:ArchiveClassesAtExit=$jsa.new"
+  fi
+}
+
 launch() {
-  local java; java=$(pulsar_java)
+  local java cds; java=$(pulsar_java); cds=$(cds_opt "$java")
   # JVM flags as in the distribution's bin/pulsar (Java 17 module opens, BK
   # metadata drivers backed by the Pulsar metadata store, ZK/netty properties).
   local -a opts=(
-    -cp "$P_DIR/conf:$P_LIB/*"
+    -cp "$P_LIB/*"
     # shellcheck disable=SC2206
     $RS_PULSAR_MEM
+    ${cds:+"$cds"}
+    -Xlog:cds=error,cds+dynamic=error
     -XX:+UseG1GC -XX:MaxGCPauseMillis=10 -XX:+ParallelRefProcEnabled
     -XX:+PerfDisableSharedMem -XX:+ExitOnOutOfMemoryError
     -Djava.net.preferIPv4Stack=true
@@ -209,7 +237,7 @@ launch() {
     -Dlog4j.shutdownHookEnabled=false
     -Dlog4j2.is.webapp=false
     -Dpulsar.log.level="${RS_PULSAR_LOG_LEVEL:-info}"
-    -Dzookeeper.4lw.commands.whitelist=* -Dzookeeper.snapshot.trust.empty=true
+    "-Dzookeeper.4lw.commands.whitelist=*" -Dzookeeper.snapshot.trust.empty=true
     -Dbookkeeper.metadata.bookie.drivers=org.apache.pulsar.metadata.bookkeeper.PulsarMetadataBookieDriver
     -Dbookkeeper.metadata.client.drivers=org.apache.pulsar.metadata.bookkeeper.PulsarMetadataClientDriver
     -Dpulsar.functions.log.conf="$P_DIR/conf/log4j2.xml"
@@ -262,9 +290,9 @@ wait_ready() {
     fi
     case $stage in
       api)
-        if http_ok /admin/v2/clusters; then stage=ns; fi ;;
+        if http_ok /admin/v2/clusters; then stage=ns; continue; fi ;;
       ns)
-        if healthy; then stage=produce
+        if healthy; then stage=produce; continue
         elif [ $(( $(date +%s) - t0 )) -gt $(( secs / 2 )) ]; then
           # Standalone creates public/default itself right after the web
           # service comes up; create it if that did not happen.
@@ -283,7 +311,7 @@ wait_ready() {
       rm -f "$P_PID"
       die "pulsar did not become ready within ${secs}s (stuck at: $stage; log: $P_LOG)"
     fi
-    sleep 1
+    sleep 0.5
   done
 }
 

@@ -6,7 +6,11 @@ package mysqldb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -27,6 +31,9 @@ func Config(dsn string) (*mysql.Config, error) {
 		return nil, fmt.Errorf("parsing MySQL DSN: %w", err)
 	}
 	cfg.ParseTime = true
+	// Client-side interpolation: one round trip per statement instead of
+	// prepare + execute + close.
+	cfg.InterpolateParams = true
 	cfg.Loc = time.UTC
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -36,6 +43,34 @@ func Config(dsn string) (*mysql.Config, error) {
 		cfg.Timeout = 5 * time.Second
 	}
 	return cfg, nil
+}
+
+// OpenLazy returns a pool for dsn without connecting: a database that is down
+// fails only the requests that need it.
+func OpenLazy(dsn string, o Options) (*sql.DB, error) {
+	cfg, err := Config(dsn)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("configuring MySQL %s/%s: %w", cfg.Addr, cfg.DBName, err)
+	}
+	db := sql.OpenDB(conn)
+	o.apply(db)
+	return db, nil
+}
+
+func (o *Options) apply(db *sql.DB) {
+	if o.MaxOpen <= 0 {
+		o.MaxOpen = 32
+	}
+	if o.MaxIdle <= 0 {
+		o.MaxIdle = o.MaxOpen
+	}
+	db.SetMaxOpenConns(o.MaxOpen)
+	db.SetMaxIdleConns(o.MaxIdle)
+	db.SetConnMaxLifetime(30 * time.Minute)
 }
 
 // Open returns a pool for dsn after a successful ping. The error names the
@@ -50,18 +85,10 @@ func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
 		return nil, fmt.Errorf("configuring MySQL %s/%s: %w", cfg.Addr, cfg.DBName, err)
 	}
 	db := sql.OpenDB(conn)
-	if o.MaxOpen <= 0 {
-		o.MaxOpen = 32
-	}
-	if o.MaxIdle <= 0 {
-		o.MaxIdle = o.MaxOpen
-	}
+	o.apply(db)
 	if o.PingTimeout <= 0 {
 		o.PingTimeout = 5 * time.Second
 	}
-	db.SetMaxOpenConns(o.MaxOpen)
-	db.SetMaxIdleConns(o.MaxIdle)
-	db.SetConnMaxLifetime(30 * time.Minute)
 	pctx, cancel := context.WithTimeout(ctx, o.PingTimeout)
 	defer cancel()
 	if err := db.PingContext(pctx); err != nil {
@@ -81,4 +108,40 @@ func Redact(dsn string) string {
 		cfg.Passwd = "xxxxx"
 	}
 	return cfg.FormatDSN()
+}
+
+// MySQL server error numbers the components react to.
+const (
+	ErDupEntry        = 1062
+	ErLockDeadlock    = 1213
+	ErLockWaitTimeout = 1205
+)
+
+// IsErrorNumber reports whether err is a MySQL server error with number n.
+func IsErrorNumber(err error, n uint16) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == n
+}
+
+// IsRetryable reports a transaction the server rolled back for contention
+// (deadlock or lock wait timeout): the caller may retry it.
+func IsRetryable(err error) bool {
+	return IsErrorNumber(err, ErLockDeadlock) || IsErrorNumber(err, ErLockWaitTimeout)
+}
+
+// IsUnavailable reports an error that means the database could not be reached
+// or the connection broke: the request did not reach a decision it can report.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -2,23 +2,35 @@ package main
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/shard"
 )
 
 // Config is the results server's configuration.
 type Config struct {
 	Server server.Config
+	// Shards is the shard map, "id=dsn,id=dsn".
+	Shards string
+	// MaxConnsPerShard bounds each shard's connection pool.
+	MaxConnsPerShard int
 }
 
 func (c *Config) load(args []string) error {
 	l := config.NewLoader("results")
 	c.Server.Flags(l, "RS_RESULTS", "127.0.0.1:7101", "127.0.0.1:7201")
+	l.String(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...")
+	l.Int(&c.MaxConnsPerShard, "max-conns-per-shard", "RS_RESULTS_MAX_CONNS", 64, "connection pool size per shard")
 	if err := l.Parse(args); err != nil {
 		return err
 	}
@@ -29,6 +41,16 @@ func (c *Config) load(args []string) error {
 func (c *Config) Validate() error {
 	if err := c.Server.Validate(); err != nil {
 		return fmt.Errorf("results config: %w", err)
+	}
+	m, err := shard.Parse(c.Shards)
+	if err != nil {
+		return fmt.Errorf("results config: %w", err)
+	}
+	if len(m.Shards) < 2 {
+		return errors.New("results config: the shard map needs at least two shards")
+	}
+	if c.MaxConnsPerShard < 1 {
+		return fmt.Errorf("results config: max-conns-per-shard must be positive, got %d", c.MaxConnsPerShard)
 	}
 	return nil
 }
@@ -42,10 +64,42 @@ func realMain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	m, _ := shard.Parse(cfg.Shards)
+	stores, closeAll, err := openStores(ctx, log, m, cfg.MaxConnsPerShard, resultstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+
 	srv, err := server.New(log, cfg.Server)
 	if err != nil {
 		return err
 	}
-	fitnessv1.RegisterResultServiceServer(srv.GRPC(), fitnessv1.UnimplementedResultServiceServer{})
+	fitnessv1.RegisterResultServiceServer(srv.GRPC(), NewService(m, stores))
 	return srv.Serve(ctx)
+}
+
+// openStores opens one pool per shard without requiring it to be up: a shard
+// that is down fails only its own requests.
+func openStores(ctx context.Context, log *slog.Logger, m shard.Map, maxConns int, opts resultstore.Options) ([]*resultstore.Store, func(), error) {
+	var dbs []*sql.DB
+	closeAll := func() {
+		for _, db := range dbs {
+			_ = db.Close()
+		}
+	}
+	stores := make([]*resultstore.Store, len(m.Shards))
+	for i, s := range m.Shards {
+		db, err := mysqldb.OpenLazy(s.DSN, mysqldb.Options{MaxOpen: maxConns})
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("shard %s: %w", s.ID, err)
+		}
+		dbs = append(dbs, db)
+		if err := db.PingContext(ctx); err != nil {
+			log.Warn("shard unreachable at start-up; its requests fail until it returns", "shard", s.ID, "err", err)
+		}
+		stores[i] = resultstore.New(s.ID, db, opts)
+	}
+	return stores, closeAll, nil
 }

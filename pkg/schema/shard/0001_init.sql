@@ -22,19 +22,29 @@ CREATE TABLE IF NOT EXISTS fitness_result (
   KEY idx_campaign_project (detect_id, project_id, data_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+-- The campaign revision is striped over 16 slots (slot = data_id % 16) so that
+-- concurrent changes to one campaign do not all queue on one row lock; the
+-- revision of a campaign is SUM(revision) over its slots and moves with every
+-- committed change.
 CREATE TABLE IF NOT EXISTS campaign_revision (
   detect_id    BIGINT      NOT NULL,
+  slot         SMALLINT    NOT NULL,
   revision     BIGINT      NOT NULL,
   update_time  DATETIME(3) NOT NULL,
-  PRIMARY KEY (detect_id)
+  PRIMARY KEY (detect_id, slot)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+-- Idempotency keys: the outcome of every committed command, so a retried
+-- command returns it instead of creating another version. request_hash guards
+-- against a key reused for a different command.
 CREATE TABLE IF NOT EXISTS request_log (
-  request_id   VARCHAR(64)  NOT NULL,
-  method       VARCHAR(32)  NOT NULL,
-  data_id      BIGINT       NOT NULL,
-  version      BIGINT       NOT NULL,
-  create_time  DATETIME(3)  NOT NULL,
+  request_id   VARCHAR(64)     NOT NULL,
+  method       VARCHAR(32)     NOT NULL,
+  request_hash CHAR(64)        NOT NULL,
+  data_id      BIGINT          NOT NULL,
+  version      BIGINT          NOT NULL,
+  response     VARBINARY(4096) NOT NULL,
+  create_time  DATETIME(3)     NOT NULL,
   PRIMARY KEY (request_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 

@@ -1,0 +1,66 @@
+package canonical
+
+// Project describes a test item: the unit its results are recorded in and
+// the plausible range of a result.
+type Project struct {
+	ID   int64
+	Name string
+	Unit string
+	// Min and Max bound a result, in thousandths of Unit (inclusive).
+	MinMilli, MaxMilli int64
+}
+
+// Projects is the catalog of test items the write path accepts. A result of
+// a project must use the project's unit (any accepted spelling) and lie in its
+// range.
+var Projects = map[int64]Project{
+	1: {ID: 1, Name: "50 m sprint", Unit: "s", MinMilli: 4_000, MaxMilli: 30_000},
+	2: {ID: 2, Name: "sit and reach", Unit: "cm", MinMilli: -50_000, MaxMilli: 60_000},
+	3: {ID: 3, Name: "standing long jump", Unit: "m", MinMilli: 0, MaxMilli: 4_500},
+	4: {ID: 4, Name: "1000 m run", Unit: "s", MinMilli: 120_000, MaxMilli: 1_200_000},
+	5: {ID: 5, Name: "pull-ups", Unit: "count", MinMilli: 0, MaxMilli: 100_000},
+	6: {ID: 6, Name: "one-minute sit-ups", Unit: "count", MinMilli: 0, MaxMilli: 120_000},
+	7: {ID: 7, Name: "vital capacity", Unit: "ml", MinMilli: 100_000, MaxMilli: 10_000_000},
+	8: {ID: 8, Name: "body weight", Unit: "kg", MinMilli: 10_000, MaxMilli: 250_000},
+}
+
+// FieldError names an invalid request field and why it is invalid.
+type FieldError struct {
+	Field       string
+	Description string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Description }
+
+// CheckResult validates a result of projectID: the unit must be the project's
+// (any accepted spelling) and the decimal must be canonicalizable and within
+// the project's range. It returns the canonical result and unit.
+func CheckResult(projectID int64, result, unit string) (string, string, error) {
+	p, ok := Projects[projectID]
+	if !ok {
+		return "", "", &FieldError{"project_id", "unknown project"}
+	}
+	u, ok := Unit(unit)
+	if !ok {
+		return "", "", &FieldError{"unit", "unknown unit " + quote(unit)}
+	}
+	if u != p.Unit {
+		return "", "", &FieldError{"unit", "project " + p.Name + " is recorded in " + p.Unit + ", not " + u}
+	}
+	d, err := Decimal(result)
+	if err != nil {
+		return "", "", &FieldError{"result", err.Error()}
+	}
+	m, _ := Milli(d)
+	if m < p.MinMilli || m > p.MaxMilli {
+		return "", "", &FieldError{"result", d + " " + u + " is outside the range of " + p.Name}
+	}
+	return d, u, nil
+}
+
+func quote(s string) string {
+	if len(s) > 32 {
+		s = s[:32] + "..."
+	}
+	return "\"" + s + "\""
+}

@@ -1,0 +1,58 @@
+// Package outbox is the transactional outbox of a shard: the writer that
+// stores an event in the same local transaction as the business change it
+// describes, and (for the relay) claiming, completion and replay of rows.
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+)
+
+// Execer is what Write needs of a transaction (*sql.Tx satisfies it).
+type Execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// MaxPayload is the largest serialized event the outbox column holds.
+const MaxPayload = 4096
+
+// Write inserts the full-state event ev as a NEW outbox row through tx. Call it
+// inside the transaction that commits the change ev describes, so both commit
+// or neither does. The payload is the deterministic protobuf encoding, so the
+// same (data_id, version) always carries the same bytes. A second row for the
+// same event_id is an error (the business version must have advanced).
+func Write(ctx context.Context, tx Execer, ev *fitnessv1.FitnessResultChanged, now time.Time) error {
+	if ev.GetEventId() == "" || ev.GetDataId() == 0 || ev.GetVersion() <= 0 {
+		return errors.New("writing outbox event: event_id, data_id and version are required")
+	}
+	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encoding event %s: %w", ev.GetEventId(), err)
+	}
+	if len(payload) > MaxPayload {
+		return fmt.Errorf("event %s is %d bytes, more than the outbox holds (%d)", ev.GetEventId(), len(payload), MaxPayload)
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO outbox_event (event_id, data_id, version, payload, status, create_time)
+		 VALUES (?, ?, ?, ?, 'NEW', ?)`,
+		ev.GetEventId(), ev.GetDataId(), ev.GetVersion(), payload, now); err != nil {
+		return fmt.Errorf("inserting outbox event %s: %w", ev.GetEventId(), err)
+	}
+	return nil
+}
+
+// Decode parses an outbox payload.
+func Decode(payload []byte) (*fitnessv1.FitnessResultChanged, error) {
+	ev := &fitnessv1.FitnessResultChanged{}
+	if err := proto.Unmarshal(payload, ev); err != nil {
+		return nil, fmt.Errorf("decoding outbox payload: %w", err)
+	}
+	return ev, nil
+}

@@ -1,0 +1,412 @@
+// Package resultstore is the write path on one shard: every command commits,
+// in ONE local transaction, the business row with its new version, the
+// campaign revision, the idempotency record and the outbox row carrying the
+// full-state event of exactly that version. Either all of it commits or none.
+//
+// Versions advance under a row lock (SELECT ... FOR UPDATE) checked against
+// the caller's expected version; a delivery retry never touches them.
+package resultstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/canonical"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/outbox"
+)
+
+// SchemaVersion is the version of FitnessResultChanged the write path emits.
+const SchemaVersion = 1
+
+// RevisionSlots is the number of stripes of a campaign's revision counter.
+const RevisionSlots = 16
+
+// Errors returned by the store; the RPC edge maps them to status codes.
+var (
+	ErrNotFound      = errors.New("result not found")
+	ErrAlreadyExists = errors.New("result already exists")
+	ErrDeleted       = errors.New("result is deleted")
+	ErrRequestReused = errors.New("request_id was already used for a different request")
+)
+
+// VersionConflictError says the caller's expected version is not current.
+type VersionConflictError struct {
+	DataID, Expected, Current int64
+}
+
+func (e *VersionConflictError) Error() string {
+	return fmt.Sprintf("result %d is at version %d, not the expected %d", e.DataID, e.Current, e.Expected)
+}
+
+// Options adjust a Store. The zero value is the production behaviour.
+type Options struct {
+	// BeforeCommit, when set, runs after every statement of a change and just
+	// before COMMIT; an error rolls the change back. For fault-injection tests.
+	BeforeCommit func(ctx context.Context) error
+	// SkipOutbox leaves out the outbox row. Only for measuring the outbox's
+	// cost in benchmarks: a store with it set breaks the delivery promise.
+	SkipOutbox bool
+	// Now returns the commit timestamp (default time.Now).
+	Now func() time.Time
+}
+
+// Store runs commands against one shard.
+type Store struct {
+	shardID string
+	db      *sql.DB
+	opts    Options
+}
+
+// New returns a Store for the shard shardID reached through db.
+func New(shardID string, db *sql.DB, opts Options) *Store {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Store{shardID: shardID, db: db, opts: opts}
+}
+
+// ShardID names the store's shard.
+func (s *Store) ShardID() string { return s.shardID }
+
+// Outcome is the committed result of a command.
+type Outcome struct {
+	Result  *fitnessv1.FitnessResult
+	EventID string
+	// Replayed is true when the outcome was returned for a retried request_id.
+	Replayed bool
+}
+
+// RecordCommand creates a result at version 1. Fields must be validated and
+// canonical (see canonical.CheckResult).
+type RecordCommand struct {
+	RequestID                                     string
+	DataID, DetectID, UserID, ProjectID, SchoolID int64
+	Grade                                         int32
+	Result, Unit                                  string
+}
+
+// CorrectCommand changes a result's value. Result and Unit must be validated
+// against the record's project by Check before use, which Correct does.
+type CorrectCommand struct {
+	RequestID                         string
+	SchoolID, DataID, ExpectedVersion int64
+	Result, Unit, Reason              string
+}
+
+// DeleteCommand writes a tombstone version.
+type DeleteCommand struct {
+	RequestID                         string
+	SchoolID, DataID, ExpectedVersion int64
+	Reason                            string
+}
+
+func hashOf(parts ...any) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%v\x1f", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (c RecordCommand) hash() string {
+	return hashOf("record", c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit)
+}
+
+func (c CorrectCommand) hash() string {
+	return hashOf("correct", c.SchoolID, c.DataID, c.ExpectedVersion, c.Result, c.Unit, c.Reason)
+}
+
+func (c DeleteCommand) hash() string {
+	return hashOf("delete", c.SchoolID, c.DataID, c.ExpectedVersion, c.Reason)
+}
+
+const selectColumns = `data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, update_time`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func (s *Store) scanResult(sc scanner) (*fitnessv1.FitnessResult, error) {
+	var r fitnessv1.FitnessResult
+	var result string
+	var grade int32
+	var updated time.Time
+	if err := sc.Scan(&r.DataId, &r.DetectId, &r.UserId, &r.ProjectId, &r.SchoolId, &grade, &result,
+		&r.Unit, &r.Version, &r.IsDeleted, &updated); err != nil {
+		return nil, err
+	}
+	c, err := canonical.Decimal(result)
+	if err != nil {
+		return nil, fmt.Errorf("stored result %q of %d: %w", result, r.DataId, err)
+	}
+	r.Result, r.Grade, r.ShardId = c, grade, s.shardID
+	r.UpdateTime = timestamppb.New(updated)
+	return &r, nil
+}
+
+// Event builds the full-state event of r at its current version.
+func Event(r *fitnessv1.FitnessResult) *fitnessv1.FitnessResultChanged {
+	return &fitnessv1.FitnessResultChanged{
+		EventId:          canonical.EventID(r.GetDataId(), r.GetVersion()),
+		DataId:           r.GetDataId(),
+		DetectId:         r.GetDetectId(),
+		UserId:           r.GetUserId(),
+		ProjectId:        r.GetProjectId(),
+		SchoolId:         r.GetSchoolId(),
+		Grade:            r.GetGrade(),
+		Version:          r.GetVersion(),
+		Result:           r.GetResult(),
+		Unit:             r.GetUnit(),
+		IsDeleted:        r.GetIsDeleted(),
+		SchemaVersion:    SchemaVersion,
+		SourceCommitTime: r.GetUpdateTime(),
+		ShardId:          r.GetShardId(),
+	}
+}
+
+func (s *Store) now() time.Time { return s.opts.Now().UTC().Truncate(time.Millisecond) }
+
+// Record creates a result at version 1.
+func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
+	hash := c.hash()
+	now := s.now()
+	r := &fitnessv1.FitnessResult{
+		DataId: c.DataID, DetectId: c.DetectID, UserId: c.UserID, ProjectId: c.ProjectID, SchoolId: c.SchoolID,
+		Grade: c.Grade, Version: 1, Result: c.Result, Unit: c.Unit, ShardId: s.shardID, UpdateTime: timestamppb.New(now),
+	}
+	out, err := s.change(ctx, c.RequestID, "record", hash, r, func(ctx context.Context, tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO fitness_result
+			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
+			c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit, now, now)
+		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
+			return ErrAlreadyExists
+		}
+		if err != nil {
+			return fmt.Errorf("inserting result %d: %w", c.DataID, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Correct sets a new result value at version expected+1.
+func (s *Store) Correct(ctx context.Context, c CorrectCommand) (Outcome, error) {
+	return s.update(ctx, c.RequestID, "correct", c.hash(), c.SchoolID, c.DataID, c.ExpectedVersion,
+		func(r *fitnessv1.FitnessResult) error {
+			res, unit, err := canonical.CheckResult(r.GetProjectId(), c.Result, c.Unit)
+			if err != nil {
+				return err
+			}
+			r.Result, r.Unit = res, unit
+			return nil
+		})
+}
+
+// Delete writes a tombstone at version expected+1; the row is kept.
+func (s *Store) Delete(ctx context.Context, c DeleteCommand) (Outcome, error) {
+	return s.update(ctx, c.RequestID, "delete", c.hash(), c.SchoolID, c.DataID, c.ExpectedVersion,
+		func(r *fitnessv1.FitnessResult) error {
+			r.IsDeleted = true
+			return nil
+		})
+}
+
+// update locks the row, checks the expected version, applies mutate and
+// commits the new version.
+func (s *Store) update(ctx context.Context, requestID, method, hash string, schoolID, dataID, expected int64,
+	mutate func(*fitnessv1.FitnessResult) error) (Outcome, error) {
+	r := &fitnessv1.FitnessResult{}
+	return s.change(ctx, requestID, method, hash, r, func(ctx context.Context, tx *sql.Tx) error {
+		cur, err := s.scanResult(tx.QueryRowContext(ctx,
+			"SELECT "+selectColumns+" FROM fitness_result WHERE data_id = ? FOR UPDATE", dataID))
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && cur.GetSchoolId() != schoolID) {
+			return ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("locking result %d: %w", dataID, err)
+		}
+		if cur.GetVersion() != expected {
+			return &VersionConflictError{DataID: dataID, Expected: expected, Current: cur.GetVersion()}
+		}
+		if cur.GetIsDeleted() {
+			return ErrDeleted
+		}
+		if err := mutate(cur); err != nil {
+			return err
+		}
+		now := s.now()
+		cur.Version = expected + 1
+		cur.UpdateTime = timestamppb.New(now)
+		if _, err := tx.ExecContext(ctx,
+			"UPDATE fitness_result SET result = ?, unit = ?, is_deleted = ?, version = ?, update_time = ? WHERE data_id = ?",
+			cur.GetResult(), cur.GetUnit(), cur.GetIsDeleted(), cur.GetVersion(), now, dataID); err != nil {
+			return fmt.Errorf("updating result %d: %w", dataID, err)
+		}
+		proto.Reset(r)
+		proto.Merge(r, cur)
+		return nil
+	})
+}
+
+// change runs apply and the common tail of every command — revision, outbox,
+// idempotency record — in one transaction. apply leaves the new state in r.
+// When apply or the idempotency insert fails and requestID was seen before,
+// the stored outcome of that earlier request is returned instead.
+func (s *Store) change(ctx context.Context, requestID, method, hash string, r *fitnessv1.FitnessResult,
+	apply func(ctx context.Context, tx *sql.Tx) error) (Outcome, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
+	if err != nil {
+		return Outcome{}, fmt.Errorf("beginning transaction on %s: %w", s.shardID, err)
+	}
+	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+
+	if err := apply(ctx, tx); err != nil {
+		return s.replayOr(ctx, tx, requestID, hash, err)
+	}
+	now := r.GetUpdateTime().AsTime()
+	slot := r.GetDataId() % RevisionSlots
+	if slot < 0 {
+		slot += RevisionSlots
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO campaign_revision (detect_id, slot, revision, update_time)
+		VALUES (?, ?, 1, ?) ON DUPLICATE KEY UPDATE revision = revision + 1, update_time = VALUES(update_time)`,
+		r.GetDetectId(), slot, now); err != nil {
+		return Outcome{}, fmt.Errorf("advancing revision of campaign %d: %w", r.GetDetectId(), err)
+	}
+	ev := Event(r)
+	if !s.opts.SkipOutbox {
+		if err := outbox.Write(ctx, tx, ev, now); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if requestID != "" {
+		resp, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("encoding outcome: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, requestID, method, hash, r.GetDataId(), r.GetVersion(), resp, now)
+		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
+			// A concurrent twin committed first: hand back its outcome.
+			return s.replayOr(ctx, tx, requestID, hash, ErrRequestReused)
+		}
+		if err != nil {
+			return Outcome{}, fmt.Errorf("recording request %s: %w", requestID, err)
+		}
+	}
+	if s.opts.BeforeCommit != nil {
+		if err := s.opts.BeforeCommit(ctx); err != nil {
+			return Outcome{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return Outcome{}, fmt.Errorf("committing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
+	}
+	return Outcome{Result: r, EventID: ev.GetEventId()}, nil
+}
+
+// replayOr rolls tx back and returns the stored outcome of requestID when it
+// exists with the same hash, ErrRequestReused when it exists with another,
+// and cause otherwise.
+func (s *Store) replayOr(ctx context.Context, tx *sql.Tx, requestID, hash string, cause error) (Outcome, error) {
+	_ = tx.Rollback()
+	if requestID == "" {
+		return Outcome{}, cause
+	}
+	var storedHash string
+	var resp []byte
+	err := s.db.QueryRowContext(ctx, "SELECT request_hash, response FROM request_log WHERE request_id = ?", requestID).
+		Scan(&storedHash, &resp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Outcome{}, cause
+	}
+	if err != nil {
+		return Outcome{}, fmt.Errorf("looking up request %s: %w", requestID, err)
+	}
+	if storedHash != hash {
+		return Outcome{}, ErrRequestReused
+	}
+	r := &fitnessv1.FitnessResult{}
+	if err := proto.Unmarshal(resp, r); err != nil {
+		return Outcome{}, fmt.Errorf("decoding stored outcome of request %s: %w", requestID, err)
+	}
+	return Outcome{Result: r, EventID: canonical.EventID(r.GetDataId(), r.GetVersion()), Replayed: true}, nil
+}
+
+// Get returns the current state of dataID, tombstones included. A record of
+// another school is ErrNotFound.
+func (s *Store) Get(ctx context.Context, schoolID, dataID int64) (*fitnessv1.FitnessResult, error) {
+	r, err := s.scanResult(s.db.QueryRowContext(ctx, "SELECT "+selectColumns+" FROM fitness_result WHERE data_id = ?", dataID))
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && r.GetSchoolId() != schoolID) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading result %d on %s: %w", dataID, s.shardID, err)
+	}
+	return r, nil
+}
+
+// ListQuery selects results of a campaign after a data_id.
+type ListQuery struct {
+	DetectID, SchoolID, ProjectID int64 // SchoolID, ProjectID: 0 = any
+	ShowDeleted                   bool
+	AfterDataID                   int64
+	Limit                         int
+}
+
+// List returns up to q.Limit results ordered by data_id.
+func (s *Store) List(ctx context.Context, q ListQuery) ([]*fitnessv1.FitnessResult, error) {
+	var where []string
+	args := []any{q.DetectID, q.AfterDataID}
+	where = append(where, "detect_id = ?", "data_id > ?")
+	if q.SchoolID != 0 {
+		where = append(where, "school_id = ?")
+		args = append(args, q.SchoolID)
+	}
+	if q.ProjectID != 0 {
+		where = append(where, "project_id = ?")
+		args = append(args, q.ProjectID)
+	}
+	if !q.ShowDeleted {
+		where = append(where, "is_deleted = 0")
+	}
+	args = append(args, q.Limit)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+selectColumns+" FROM fitness_result WHERE "+
+		strings.Join(where, " AND ")+" ORDER BY data_id LIMIT ?", args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing campaign %d on %s: %w", q.DetectID, s.shardID, err)
+	}
+	defer rows.Close()
+	var out []*fitnessv1.FitnessResult
+	for rows.Next() {
+		r, err := s.scanResult(rows)
+		if err != nil {
+			return nil, fmt.Errorf("listing campaign %d on %s: %w", q.DetectID, s.shardID, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing campaign %d on %s: %w", q.DetectID, s.shardID, err)
+	}
+	return out, nil
+}
+
+// CampaignRevision returns the revision of a campaign on this shard (the sum
+// of its slots; 0 when it never changed).
+func (s *Store) CampaignRevision(ctx context.Context, detectID int64) (int64, error) {
+	var rev int64
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(revision), 0) FROM campaign_revision WHERE detect_id = ?", detectID).Scan(&rev); err != nil {
+		return 0, fmt.Errorf("reading revision of campaign %d on %s: %w", detectID, s.shardID, err)
+	}
+	return rev, nil
+}

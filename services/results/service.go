@@ -1,0 +1,304 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/canonical"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/resultstore"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+// Limits on request fields.
+const (
+	maxRequestID    = 64
+	maxReason       = 512
+	maxUnit         = 16
+	defaultPageSize = 100
+	maxPageSize     = 1000
+)
+
+// Service implements fitness.v1.ResultService over the shard map.
+type Service struct {
+	fitnessv1.UnimplementedResultServiceServer
+	shards shard.Map
+	stores []*resultstore.Store
+}
+
+// NewService routes requests to stores, one per shard in map order.
+func NewService(m shard.Map, stores []*resultstore.Store) *Service {
+	return &Service{shards: m, stores: stores}
+}
+
+func (s *Service) storeFor(schoolID int64) *resultstore.Store {
+	return s.stores[s.shards.Route(schoolID)]
+}
+
+// violations collects field violations for one INVALID_ARGUMENT error.
+type violations []*errdetails.BadRequest_FieldViolation
+
+func (v *violations) add(field, desc string) {
+	*v = append(*v, &errdetails.BadRequest_FieldViolation{Field: field, Description: desc})
+}
+
+func (v *violations) positive(field string, x int64) {
+	if x <= 0 {
+		v.add(field, "must be a positive id")
+	}
+}
+
+func (v *violations) requestID(id string) {
+	switch {
+	case id == "":
+		v.add("request_id", "required: a client-chosen idempotency key")
+	case len(id) > maxRequestID:
+		v.add("request_id", fmt.Sprintf("at most %d characters", maxRequestID))
+	}
+}
+
+func (v *violations) text(field, s string, limit int) {
+	if len(s) > limit {
+		v.add(field, fmt.Sprintf("at most %d bytes", limit))
+	}
+}
+
+func (v violations) err() error {
+	if len(v) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(v))
+	for i, f := range v {
+		msgs[i] = f.GetField() + ": " + f.GetDescription()
+	}
+	st := status.New(codes.InvalidArgument, "invalid request: "+strings.Join(msgs, "; "))
+	if d, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: v}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// RecordResult implements fitness.v1.ResultService.
+func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultRequest) (*fitnessv1.RecordResultResponse, error) {
+	var v violations
+	v.requestID(req.GetRequestId())
+	v.positive("data_id", req.GetDataId())
+	v.positive("detect_id", req.GetDetectId())
+	v.positive("user_id", req.GetUserId())
+	v.positive("school_id", req.GetSchoolId())
+	if g := req.GetGrade(); g < 1 || g > 12 {
+		v.add("grade", "must be 1-12")
+	}
+	v.text("unit", req.GetUnit(), maxUnit)
+	var result, unit string
+	if req.GetProjectId() <= 0 {
+		v.add("project_id", "must be a positive id")
+	} else if len(req.GetUnit()) <= maxUnit {
+		var err error
+		result, unit, err = canonical.CheckResult(req.GetProjectId(), req.GetResult(), req.GetUnit())
+		var fe *canonical.FieldError
+		if errors.As(err, &fe) {
+			v.add(fe.Field, fe.Description)
+		}
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	out, err := s.storeFor(req.GetSchoolId()).Record(ctx, resultstore.RecordCommand{
+		RequestID: req.GetRequestId(), DataID: req.GetDataId(), DetectID: req.GetDetectId(), UserID: req.GetUserId(),
+		ProjectID: req.GetProjectId(), SchoolID: req.GetSchoolId(), Grade: req.GetGrade(), Result: result, Unit: unit,
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &fitnessv1.RecordResultResponse{Result: out.Result, EventId: out.EventID}, nil
+}
+
+// CorrectResult implements fitness.v1.ResultService.
+func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResultRequest) (*fitnessv1.CorrectResultResponse, error) {
+	var v violations
+	v.requestID(req.GetRequestId())
+	v.positive("school_id", req.GetSchoolId())
+	v.positive("data_id", req.GetDataId())
+	if req.GetExpectedVersion() <= 0 {
+		v.add("expected_version", "must be the positive version the caller read")
+	}
+	if _, err := canonical.Decimal(req.GetResult()); err != nil {
+		v.add("result", err.Error())
+	}
+	if _, ok := canonical.Unit(req.GetUnit()); !ok {
+		v.add("unit", "unknown unit")
+	}
+	v.text("reason", req.GetReason(), maxReason)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	out, err := s.storeFor(req.GetSchoolId()).Correct(ctx, resultstore.CorrectCommand{
+		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
+		ExpectedVersion: req.GetExpectedVersion(), Result: req.GetResult(), Unit: req.GetUnit(), Reason: req.GetReason(),
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &fitnessv1.CorrectResultResponse{Result: out.Result, EventId: out.EventID}, nil
+}
+
+// DeleteResult implements fitness.v1.ResultService.
+func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultRequest) (*fitnessv1.DeleteResultResponse, error) {
+	var v violations
+	v.requestID(req.GetRequestId())
+	v.positive("school_id", req.GetSchoolId())
+	v.positive("data_id", req.GetDataId())
+	if req.GetExpectedVersion() <= 0 {
+		v.add("expected_version", "must be the positive version the caller read")
+	}
+	v.text("reason", req.GetReason(), maxReason)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	out, err := s.storeFor(req.GetSchoolId()).Delete(ctx, resultstore.DeleteCommand{
+		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
+		ExpectedVersion: req.GetExpectedVersion(), Reason: req.GetReason(),
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &fitnessv1.DeleteResultResponse{Result: out.Result, EventId: out.EventID}, nil
+}
+
+// GetResult implements fitness.v1.ResultService.
+func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest) (*fitnessv1.GetResultResponse, error) {
+	var v violations
+	v.positive("school_id", req.GetSchoolId())
+	v.positive("data_id", req.GetDataId())
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	r, err := s.storeFor(req.GetSchoolId()).Get(ctx, req.GetSchoolId(), req.GetDataId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &fitnessv1.GetResultResponse{Result: r}, nil
+}
+
+// pageToken is the opaque continuation of ListResults: the filter it was
+// issued for and the last data_id returned.
+func pageToken(req *fitnessv1.ListResultsRequest, after int64) string {
+	raw := fmt.Sprintf("v1:%d:%d:%d:%t:%d", req.GetDetectId(), req.GetSchoolId(), req.GetProjectId(), req.GetShowDeleted(), after)
+	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+}
+
+func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
+	if req.GetPageToken() == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(req.GetPageToken())
+	if err != nil {
+		return 0, errors.New("malformed page_token")
+	}
+	i := strings.LastIndexByte(string(raw), ':')
+	if i < 0 || pageToken(req, 0) != base64.RawURLEncoding.EncodeToString(append(raw[:i:i], ":0"...)) {
+		return 0, errors.New("page_token was issued for a different query")
+	}
+	after, err := strconv.ParseInt(string(raw[i+1:]), 10, 64)
+	if err != nil {
+		return 0, errors.New("malformed page_token")
+	}
+	return after, nil
+}
+
+// ListResults implements fitness.v1.ResultService. Without a school it reads
+// every shard and merges by data_id; any unreachable shard fails the call
+// (a partial list would look complete).
+func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsRequest) (*fitnessv1.ListResultsResponse, error) {
+	var v violations
+	v.positive("detect_id", req.GetDetectId())
+	if req.GetSchoolId() < 0 {
+		v.add("school_id", "must be positive, or 0 for every school")
+	}
+	if req.GetProjectId() < 0 {
+		v.add("project_id", "must be positive, or 0 for every project")
+	}
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		v.add("page_size", "must not be negative")
+	case size == 0:
+		size = defaultPageSize
+	case size > maxPageSize:
+		size = maxPageSize
+	}
+	after, err := parsePageToken(req)
+	if err != nil {
+		v.add("page_token", err.Error())
+	}
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	stores := s.stores
+	if req.GetSchoolId() != 0 {
+		stores = []*resultstore.Store{s.storeFor(req.GetSchoolId())}
+	}
+	q := resultstore.ListQuery{DetectID: req.GetDetectId(), SchoolID: req.GetSchoolId(), ProjectID: req.GetProjectId(),
+		ShowDeleted: req.GetShowDeleted(), AfterDataID: after, Limit: size + 1}
+	var all []*fitnessv1.FitnessResult
+	for _, st := range stores {
+		rs, err := st.List(ctx, q)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		all = append(all, rs...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].GetDataId() < all[j].GetDataId() })
+	resp := &fitnessv1.ListResultsResponse{}
+	if len(all) > size {
+		all = all[:size]
+		resp.NextPageToken = pageToken(req, all[size-1].GetDataId())
+	}
+	resp.Results = all
+	return resp, nil
+}
+
+// toStatus maps store and database errors to gRPC status codes.
+func toStatus(err error) error {
+	var vc *resultstore.VersionConflictError
+	var fe *canonical.FieldError
+	switch {
+	case errors.As(err, &vc):
+		st := status.New(codes.Aborted, vc.Error())
+		if d, derr := st.WithDetails(&fitnessv1.VersionConflict{DataId: vc.DataID, ExpectedVersion: vc.Expected, CurrentVersion: vc.Current}); derr == nil {
+			st = d
+		}
+		return st.Err()
+	case errors.As(err, &fe):
+		var v violations
+		v.add(fe.Field, fe.Description)
+		return v.err()
+	case errors.Is(err, resultstore.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, resultstore.ErrAlreadyExists):
+		return status.Error(codes.AlreadyExists, err.Error())
+	case errors.Is(err, resultstore.ErrDeleted), errors.Is(err, resultstore.ErrRequestReused):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case mysqldb.IsRetryable(err):
+		return status.Error(codes.Aborted, "transaction rolled back for contention; retry: "+err.Error())
+	case mysqldb.IsUnavailable(err):
+		return status.Error(codes.Unavailable, "shard unavailable: "+err.Error())
+	default:
+		return status.Error(codes.Internal, err.Error())
+	}
+}

@@ -1,0 +1,460 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/resultstore"
+)
+
+// TestCanonicalStory: record 2.21 m, correct to 2.31 m; version 2, event
+// fitness-result-<id>-v2 with result 2.31, one outbox row per version whose
+// event equals the committed state.
+func TestCanonicalStory(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	rec, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cor, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
+		RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.310", Unit: "m", Reason: "teacher correction",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cor.GetResult(); got.GetVersion() != 2 || got.GetResult() != "2.31" || cor.GetEventId() != "fitness-result-900001-v2" {
+		t.Fatalf("correction = version %d result %q event %q; want 2, 2.31, fitness-result-900001-v2", got.GetVersion(), got.GetResult(), cor.GetEventId())
+	}
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(cor.GetResult(), get.GetResult(), protocmp.Transform()); diff != "" {
+		t.Errorf("GetResult differs from the committed correction (-want +got):\n%s", diff)
+	}
+
+	rows := h.outbox(t, 7, 900001)
+	if len(rows) != 2 {
+		t.Fatalf("outbox has %d rows for 900001, want 2 (one per version)", len(rows))
+	}
+	for i, want := range []*fitnessv1.FitnessResult{rec.GetResult(), cor.GetResult()} {
+		if diff := cmp.Diff(resultstore.Event(want), rows[i].Event, protocmp.Transform()); diff != "" {
+			t.Errorf("outbox event of version %d differs from the committed state (-want +got):\n%s", i+1, diff)
+		}
+		if rows[i].Status != "NEW" {
+			t.Errorf("outbox row %d status %q, want NEW", i+1, rows[i].Status)
+		}
+	}
+	if rows[1].Event.GetResult() != "2.31" || rows[1].Event.GetEventId() != "fitness-result-900001-v2" || rows[1].Event.GetSchemaVersion() != 1 {
+		t.Errorf("v2 event = %v", rows[1].Event)
+	}
+}
+
+// TestFailureBeforeCommitLeavesNothing injects a failure after the business
+// update (and the outbox insert) and before COMMIT.
+func TestFailureBeforeCommitLeavesNothing(t *testing.T) {
+	var fail atomic.Bool
+	h := newHarness(t, resultstore.Options{BeforeCommit: func(context.Context) error {
+		if fail.Load() {
+			return errors.New("injected crash before commit")
+		}
+		return nil
+	}}, nil)
+	ctx := context.Background()
+	if _, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	_, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.31", Unit: "m"})
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("CorrectResult with injected failure: %v, want Internal", err)
+	}
+	_, err = h.client.RecordResult(ctx, recordReq("r-2", 900002, 7, "1.90"))
+	if status.Code(err) != codes.Internal {
+		t.Fatalf("RecordResult with injected failure: %v, want Internal", err)
+	}
+	fail.Store(false)
+
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if get.GetResult().GetVersion() != 1 || get.GetResult().GetResult() != "2.21" {
+		t.Errorf("after failed correction: version %d result %s, want 1 and 2.21", get.GetResult().GetVersion(), get.GetResult().GetResult())
+	}
+	db := h.shardOf(7)
+	for _, c := range []struct {
+		q    string
+		want int
+	}{
+		{"SELECT COUNT(*) FROM outbox_event WHERE data_id = 900001", 1},
+		{"SELECT COUNT(*) FROM outbox_event WHERE data_id = 900002", 0},
+		{"SELECT COUNT(*) FROM fitness_result WHERE data_id = 900002", 0},
+		{"SELECT COUNT(*) FROM request_log", 1},
+		{"SELECT COALESCE(SUM(revision), 0) FROM campaign_revision", 1},
+	} {
+		if got := h.count(t, db, c.q); got != c.want {
+			t.Errorf("%s = %d, want %d", c.q, got, c.want)
+		}
+	}
+	// The same request succeeds once the fault is gone: nothing was half-written.
+	cor, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.31", Unit: "m"})
+	if err != nil || cor.GetResult().GetVersion() != 2 {
+		t.Fatalf("retry after the fault: %v, %v", cor, err)
+	}
+}
+
+// TestConcurrentCorrections: 50 corrections with the same expected version
+// commit exactly once; 50 writers that re-read and retry produce versions
+// 1..N with no gaps or repeats and one outbox row per version.
+func TestConcurrentCorrections(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	if _, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	var ok, conflicts atomic.Int32
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
+				RequestId: fmt.Sprintf("same-%d", i), SchoolId: 7, DataId: 900001, ExpectedVersion: 1,
+				Result: fmt.Sprintf("2.%02d", i), Unit: "m",
+			})
+			switch st := status.Convert(err); st.Code() {
+			case codes.OK:
+				ok.Add(1)
+			case codes.Aborted:
+				var vc *fitnessv1.VersionConflict
+				for _, d := range st.Details() {
+					if c, isVC := d.(*fitnessv1.VersionConflict); isVC {
+						vc = c
+					}
+				}
+				if vc == nil || vc.GetCurrentVersion() != 2 || vc.GetExpectedVersion() != 1 {
+					t.Errorf("conflict details = %v, want current 2 expected 1", st.Details())
+				}
+				conflicts.Add(1)
+			default:
+				t.Errorf("CorrectResult: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != 1 || conflicts.Load() != n-1 {
+		t.Fatalf("same expected version: %d succeeded, %d conflicted; want 1 and %d", ok.Load(), conflicts.Load(), n-1)
+	}
+
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for attempt := 0; ; attempt++ {
+				if attempt > 500 {
+					t.Errorf("writer %d gave up", i)
+					return
+				}
+				cur, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, err = h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
+					RequestId: fmt.Sprintf("retry-%d-%d", i, attempt), SchoolId: 7, DataId: 900001,
+					ExpectedVersion: cur.GetResult().GetVersion(), Result: fmt.Sprintf("3.%02d", i), Unit: "m",
+				})
+				if err == nil {
+					return
+				}
+				if status.Code(err) != codes.Aborted {
+					t.Errorf("writer %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	want := int64(2 + n)
+	rows := h.outbox(t, 7, 900001)
+	if int64(len(rows)) != want {
+		t.Fatalf("outbox rows = %d, want %d", len(rows), want)
+	}
+	for i, r := range rows {
+		if r.Version != int64(i+1) || r.Event.GetVersion() != r.Version {
+			t.Fatalf("outbox versions have a gap or repeat at %d: row version %d, event version %d", i, r.Version, r.Event.GetVersion())
+		}
+	}
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
+	if err != nil || get.GetResult().GetVersion() != want {
+		t.Fatalf("final version = %v, %v; want %d", get.GetResult().GetVersion(), err, want)
+	}
+	if !proto.Equal(resultstore.Event(get.GetResult()), rows[len(rows)-1].Event) {
+		t.Errorf("latest outbox event %v differs from the current state %v", rows[len(rows)-1].Event, get.GetResult())
+	}
+}
+
+// TestRoutingAndShardDown: schools land on their own shards; a shard that is
+// down fails only its own requests, with UNAVAILABLE.
+func TestRoutingAndShardDown(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	for _, school := range []int64{10, 11, 12, 13} {
+		if _, err := h.client.RecordResult(ctx, recordReq(fmt.Sprint("r-", school), 900000+school, school, "2.00")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, school := range []int64{10, 11, 12, 13} {
+		own, other := h.shardOf(school), h.shards[1-h.m.Route(school)]
+		if h.count(t, own, "SELECT COUNT(*) FROM fitness_result WHERE data_id = ?", 900000+school) != 1 ||
+			h.count(t, own, "SELECT COUNT(*) FROM outbox_event WHERE data_id = ?", 900000+school) != 1 {
+			t.Errorf("school %d: result or outbox row missing on its shard %s", school, own.Name)
+		}
+		if h.count(t, other, "SELECT COUNT(*) FROM fitness_result WHERE data_id = ?", 900000+school) != 0 {
+			t.Errorf("school %d: result found on the other shard", school)
+		}
+	}
+	if h.m.Route(10) == h.m.Route(11) {
+		t.Fatal("schools 10 and 11 route to the same shard; the test needs both shards")
+	}
+
+	down := newHarness(t, resultstore.Options{}, map[int]string{1: "resultsync:resultsync@tcp(127.0.0.1:1)/nowhere?timeout=1s"})
+	upSchool, downSchool := int64(10), int64(11) // shard-0, shard-1
+	if _, err := down.client.RecordResult(ctx, recordReq("up", 900010, upSchool, "2.00")); err != nil {
+		t.Errorf("write to the healthy shard failed: %v", err)
+	}
+	if _, err := down.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: upSchool, DataId: 900010}); err != nil {
+		t.Errorf("read from the healthy shard failed: %v", err)
+	}
+	_, err := down.client.RecordResult(ctx, recordReq("down", 900011, downSchool, "2.00"))
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("write to the down shard: %v, want Unavailable", err)
+	}
+	_, err = down.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001})
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("campaign list with a shard down: %v, want Unavailable (a partial list would look complete)", err)
+	}
+	if _, err := down.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: upSchool}); err != nil {
+		t.Errorf("school list on the healthy shard: %v", err)
+	}
+}
+
+// TestValidation: every bad request is INVALID_ARGUMENT naming the field,
+// and nothing is written.
+func TestValidation(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	if _, err := h.client.RecordResult(ctx, recordReq("seed", 900001, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	long := string(make([]byte, 65))
+	rec := func(mod func(r *fitnessv1.RecordResultRequest)) func() error {
+		return func() error {
+			r := recordReq("v", 900002, 7, "2.21")
+			mod(r)
+			_, err := h.client.RecordResult(ctx, r)
+			return err
+		}
+	}
+	cor := func(mod func(r *fitnessv1.CorrectResultRequest)) func() error {
+		return func() error {
+			r := &fitnessv1.CorrectResultRequest{RequestId: "v", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.31", Unit: "m"}
+			mod(r)
+			_, err := h.client.CorrectResult(ctx, r)
+			return err
+		}
+	}
+	tests := []struct {
+		name  string
+		call  func() error
+		field string
+	}{
+		{"missing request id", rec(func(r *fitnessv1.RecordResultRequest) { r.RequestId = "" }), "request_id"},
+		{"oversize request id", rec(func(r *fitnessv1.RecordResultRequest) { r.RequestId = long }), "request_id"},
+		{"missing data id", rec(func(r *fitnessv1.RecordResultRequest) { r.DataId = 0 }), "data_id"},
+		{"missing campaign", rec(func(r *fitnessv1.RecordResultRequest) { r.DetectId = 0 }), "detect_id"},
+		{"missing school", rec(func(r *fitnessv1.RecordResultRequest) { r.SchoolId = -1 }), "school_id"},
+		{"bad grade", rec(func(r *fitnessv1.RecordResultRequest) { r.Grade = 13 }), "grade"},
+		{"unknown project", rec(func(r *fitnessv1.RecordResultRequest) { r.ProjectId = 99 }), "project_id"},
+		{"unknown unit", rec(func(r *fitnessv1.RecordResultRequest) { r.Unit = "furlong" }), "unit"},
+		{"unit of another project", rec(func(r *fitnessv1.RecordResultRequest) { r.Unit = "s" }), "unit"},
+		{"oversize unit", rec(func(r *fitnessv1.RecordResultRequest) { r.Unit = "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmm" }), "unit"},
+		{"not a number", rec(func(r *fitnessv1.RecordResultRequest) { r.Result = "NaN" }), "result"},
+		{"infinite", rec(func(r *fitnessv1.RecordResultRequest) { r.Result = "Inf" }), "result"},
+		{"exponent", rec(func(r *fitnessv1.RecordResultRequest) { r.Result = "2e0" }), "result"},
+		{"too many decimals", rec(func(r *fitnessv1.RecordResultRequest) { r.Result = "2.2101" }), "result"},
+		{"out of range", rec(func(r *fitnessv1.RecordResultRequest) { r.Result = "31.00" }), "result"},
+		{"negative jump", rec(func(r *fitnessv1.RecordResultRequest) { r.Result = "-0.5" }), "result"},
+		{"correct: no expected version", cor(func(r *fitnessv1.CorrectResultRequest) { r.ExpectedVersion = 0 }), "expected_version"},
+		{"correct: bad decimal", cor(func(r *fitnessv1.CorrectResultRequest) { r.Result = "2.3.1" }), "result"},
+		{"correct: unit of another project", cor(func(r *fitnessv1.CorrectResultRequest) { r.Unit = "kg" }), "unit"},
+		{"correct: out of range", cor(func(r *fitnessv1.CorrectResultRequest) { r.Result = "9" }), "result"},
+		{"correct: oversize reason", cor(func(r *fitnessv1.CorrectResultRequest) { r.Reason = string(make([]byte, 600)) }), "reason"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := status.Convert(tc.call())
+			if st.Code() != codes.InvalidArgument {
+				t.Fatalf("code = %s (%s), want InvalidArgument", st.Code(), st.Message())
+			}
+			var fields []string
+			for _, d := range st.Details() {
+				if br, ok := d.(*errdetails.BadRequest); ok {
+					for _, v := range br.GetFieldViolations() {
+						fields = append(fields, v.GetField())
+					}
+				}
+			}
+			found := false
+			for _, f := range fields {
+				found = found || f == tc.field
+			}
+			if !found {
+				t.Errorf("violations %v do not name %q", fields, tc.field)
+			}
+		})
+	}
+	db := h.shardOf(7)
+	if n := h.count(t, db, "SELECT COUNT(*) FROM outbox_event"); n != 1 {
+		t.Errorf("outbox rows after invalid requests = %d, want 1 (the seed)", n)
+	}
+	if n := h.count(t, db, "SELECT MAX(version) FROM fitness_result"); n != 1 {
+		t.Errorf("version after invalid corrections = %d, want 1", n)
+	}
+}
+
+// TestIdempotentRetries: a retried command returns the original outcome and
+// writes nothing new; a reused request id with other content is refused.
+func TestIdempotentRetries(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	first, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21"))
+	if err != nil {
+		t.Fatalf("retried RecordResult: %v", err)
+	}
+	if diff := cmp.Diff(first, again, protocmp.Transform()); diff != "" {
+		t.Errorf("retried RecordResult outcome differs (-first +retry):\n%s", diff)
+	}
+	c := &fitnessv1.CorrectResultRequest{RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.31", Unit: "m"}
+	c1, err := h.client.CorrectResult(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := h.client.CorrectResult(ctx, c)
+	if err != nil {
+		t.Fatalf("retried CorrectResult: %v", err)
+	}
+	if diff := cmp.Diff(c1, c2, protocmp.Transform()); diff != "" {
+		t.Errorf("retried CorrectResult outcome differs (-first +retry):\n%s", diff)
+	}
+	if rows := h.outbox(t, 7, 900001); len(rows) != 2 {
+		t.Errorf("outbox rows = %d, want 2", len(rows))
+	}
+	_, err = h.client.RecordResult(ctx, recordReq("r-1", 900003, 7, "2.50"))
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("request id reused for another record: %v, want FailedPrecondition", err)
+	}
+	_, err = h.client.RecordResult(ctx, recordReq("r-2", 900001, 7, "2.21"))
+	if status.Code(err) != codes.AlreadyExists {
+		t.Errorf("second record of the same data id: %v, want AlreadyExists", err)
+	}
+}
+
+// TestDeleteWritesTombstone: deletion is a new version with is_deleted, the
+// row is kept, lists hide it unless asked, and it cannot be corrected.
+func TestDeleteWritesTombstone(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	if _, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	del, err := h.client.DeleteResult(ctx, &fitnessv1.DeleteResultRequest{RequestId: "d-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Reason: "wrong student"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !del.GetResult().GetIsDeleted() || del.GetResult().GetVersion() != 2 || del.GetEventId() != "fitness-result-900001-v2" {
+		t.Errorf("delete outcome = %v", del)
+	}
+	rows := h.outbox(t, 7, 900001)
+	if len(rows) != 2 || !rows[1].Event.GetIsDeleted() || rows[1].Event.GetResult() != "2.21" {
+		t.Errorf("tombstone event = %v, want is_deleted with the last business fields", rows)
+	}
+	_, err = h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 2, Result: "2.31", Unit: "m"})
+	if status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("correcting a deleted result: %v, want FailedPrecondition", err)
+	}
+	list, err := h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001})
+	if err != nil || len(list.GetResults()) != 0 {
+		t.Errorf("list without deleted = %v, %v; want empty", list.GetResults(), err)
+	}
+	list, err = h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, ShowDeleted: true})
+	if err != nil || len(list.GetResults()) != 1 {
+		t.Errorf("list with deleted = %v, %v; want the tombstone", list.GetResults(), err)
+	}
+	if _, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 8, DataId: 900001}); status.Code(err) != codes.NotFound {
+		t.Errorf("get with the wrong school: %v, want NotFound", err)
+	}
+}
+
+// TestListPaginatesAcrossShards walks a campaign spread over both shards in
+// pages and gets every result once, in data_id order.
+func TestListPaginatesAcrossShards(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	var want []int64
+	for i := range int64(23) {
+		id := 900100 + i
+		if _, err := h.client.RecordResult(ctx, recordReq(fmt.Sprint("r-", id), id, 10+i%5, "2.00")); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, id)
+	}
+	var got []int64
+	token := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("too many pages")
+		}
+		resp, err := h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, PageSize: 5, PageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.GetResults() {
+			got = append(got, r.GetDataId())
+		}
+		if token = resp.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("paged ids (-want +got):\n%s", diff)
+	}
+	_, err := h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10002, PageToken: "garbage!"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("garbage page token: %v, want InvalidArgument", err)
+	}
+	resp, _ := h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, PageSize: 5})
+	_, err = h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: 10, PageSize: 5, PageToken: resp.GetNextPageToken()})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Errorf("page token of another query: %v, want InvalidArgument", err)
+	}
+}
