@@ -103,15 +103,15 @@ running() { [ -f "$P_PID" ] && is_standalone "$(cat "$P_PID" 2>/dev/null)"; }
 
 # stop_one PID: SIGTERM (graceful broker and bookie shutdown), then SIGKILL.
 stop_one() {
-  local pid=$1 i
+  local pid=$1 _
   kill "$pid" 2>/dev/null || true
-  for i in $(seq 1 120); do
+  for _ in $(seq 1 120); do
     is_standalone "$pid" || { log "pulsar (pid $pid) stopped"; return 0; }
     sleep 0.5
   done
   log "pulsar (pid $pid) did not stop within 60s of SIGTERM; killing it"
   kill -9 "$pid" 2>/dev/null || true
-  for i in $(seq 1 20); do is_standalone "$pid" || return 0; sleep 0.5; done
+  for _ in $(seq 1 20); do is_standalone "$pid" || return 0; sleep 0.5; done
   die "could not kill pulsar (pid $pid)"
 }
 
@@ -212,15 +212,15 @@ cds_opt() {
 }
 
 launch() {
-  local java cds; java=$(pulsar_java); cds=$(cds_opt "$java")
+  local java cds mem; java=$(pulsar_java); cds=$(cds_opt "$java")
+  read -r -a mem <<<"$RS_PULSAR_MEM"
   # JVM flags as in the distribution's bin/pulsar (Java 17 module opens, BK
   # metadata drivers backed by the Pulsar metadata store, ZK/netty properties).
   local -a opts=(
     -cp "$P_LIB/*"
-    # shellcheck disable=SC2206
-    $RS_PULSAR_MEM
+    "${mem[@]}"
     ${cds:+"$cds"}
-    -Xlog:cds=error,cds+dynamic=error
+    "-Xlog:cds=error,cds+dynamic=error"
     -XX:+UseG1GC -XX:MaxGCPauseMillis=10 -XX:+ParallelRefProcEnabled
     -XX:+PerfDisableSharedMem -XX:+ExitOnOutOfMemoryError
     -Djava.net.preferIPv4Stack=true
@@ -266,10 +266,10 @@ launch() {
     exec setsid "$java" "${opts[@]}" org.apache.pulsar.PulsarStandaloneStarter "${args[@]}" \
       </dev/null >>"$P_LOG" 2>&1 8>&- 9>&-
   ) &
-  local pid=$! i
+  local pid=$! _
   echo "$pid" >"$P_PID"
   # Wait for the exec into java, so that `running` recognises the process.
-  for i in $(seq 1 100); do
+  for _ in $(seq 1 100); do
     is_standalone "$pid" && return 0
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
@@ -335,8 +335,9 @@ cmd_start() {
       log "pulsar already running (pid $pid) and healthy: $P_URL"
       return 0
     fi
-    log "pulsar (pid $pid) is up but not ready yet; waiting"
-    if (wait_ready "$RS_PULSAR_START_TIMEOUT") 2>/dev/null; then
+    local grace=$(( RS_PULSAR_START_TIMEOUT < 60 ? RS_PULSAR_START_TIMEOUT : 60 ))
+    log "pulsar (pid $pid) runs but is not healthy; waiting up to ${grace}s"
+    if (wait_ready "$grace") 2>/dev/null; then
       log "pulsar (pid $pid) is ready: $P_URL"
       return 0
     fi

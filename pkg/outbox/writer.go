@@ -29,23 +29,31 @@ const MaxPayload = 4096
 // same (data_id, version) always carries the same bytes. A second row for the
 // same event_id is an error (the business version must have advanced).
 func Write(ctx context.Context, tx Execer, ev *fitnessv1.FitnessResultChanged, now time.Time) error {
-	if ev.GetEventId() == "" || ev.GetDataId() == 0 || ev.GetVersion() <= 0 {
-		return errors.New("writing outbox event: event_id, data_id and version are required")
-	}
-	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+	q, args, err := Insert(ev, now)
 	if err != nil {
-		return fmt.Errorf("encoding event %s: %w", ev.GetEventId(), err)
+		return err
 	}
-	if len(payload) > MaxPayload {
-		return fmt.Errorf("event %s is %d bytes, more than the outbox holds (%d)", ev.GetEventId(), len(payload), MaxPayload)
-	}
-	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO outbox_event (event_id, data_id, version, payload, status, create_time)
-		 VALUES (?, ?, ?, ?, 'NEW', ?)`,
-		ev.GetEventId(), ev.GetDataId(), ev.GetVersion(), payload, now); err != nil {
+	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("inserting outbox event %s: %w", ev.GetEventId(), err)
 	}
 	return nil
+}
+
+// Insert returns the statement and arguments that Write executes, for a
+// caller that batches it with the other statements of its transaction.
+func Insert(ev *fitnessv1.FitnessResultChanged, now time.Time) (string, []any, error) {
+	if ev.GetEventId() == "" || ev.GetDataId() == 0 || ev.GetVersion() <= 0 {
+		return "", nil, errors.New("writing outbox event: event_id, data_id and version are required")
+	}
+	payload, err := proto.MarshalOptions{Deterministic: true}.Marshal(ev)
+	if err != nil {
+		return "", nil, fmt.Errorf("encoding event %s: %w", ev.GetEventId(), err)
+	}
+	if len(payload) > MaxPayload {
+		return "", nil, fmt.Errorf("event %s is %d bytes, more than the outbox holds (%d)", ev.GetEventId(), len(payload), MaxPayload)
+	}
+	return `INSERT INTO outbox_event (event_id, data_id, version, payload, status, due_time, create_time) VALUES (?, ?, ?, ?, 'NEW', ?, ?)`,
+		[]any{ev.GetEventId(), ev.GetDataId(), ev.GetVersion(), payload, now, now}, nil
 }
 
 // Decode parses an outbox payload.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -30,7 +31,13 @@ import (
 const SchemaVersion = 1
 
 // RevisionSlots is the number of stripes of a campaign's revision counter.
-const RevisionSlots = 16
+const RevisionSlots = 64
+
+// revisionSlot spreads records over the stripes with a multiplicative hash,
+// so that neighbouring ids (and ids with a common stride) use different rows.
+func revisionSlot(dataID int64) int64 {
+	return int64((uint64(dataID) * 0x9E3779B97F4A7C15) >> 58) // top 6 bits: 0..63
+}
 
 // Errors returned by the store; the RPC edge maps them to status codes.
 var (
@@ -183,20 +190,17 @@ func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 		DataId: c.DataID, DetectId: c.DetectID, UserId: c.UserID, ProjectId: c.ProjectID, SchoolId: c.SchoolID,
 		Grade: c.Grade, Version: 1, Result: c.Result, Unit: c.Unit, ShardId: s.shardID, UpdateTime: timestamppb.New(now),
 	}
-	out, err := s.change(ctx, c.RequestID, "record", hash, r, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO fitness_result
-			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
-			c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit, now, now)
-		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
-			return ErrAlreadyExists
-		}
-		if err != nil {
-			return fmt.Errorf("inserting result %d: %w", c.DataID, err)
-		}
+	var b batch
+	b.add(`INSERT INTO fitness_result
+		(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
+		c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit, now, now)
+	// A duplicate key here is the record itself (or, handled by change, the request id).
+	return s.change(ctx, c.RequestID, "record", hash, r, ErrAlreadyExists, func(_ context.Context, _ *sql.Conn, bb *batch) error {
+		bb.stmts = append([]string{"START TRANSACTION"}, b.stmts...)
+		bb.args = b.args
 		return nil
 	})
-	return out, err
 }
 
 // Correct sets a new result value at version expected+1.
@@ -226,14 +230,14 @@ func (s *Store) Delete(ctx context.Context, c DeleteCommand) (Outcome, error) {
 func (s *Store) update(ctx context.Context, requestID, method, hash string, schoolID, dataID, expected int64,
 	mutate func(*fitnessv1.FitnessResult) error) (Outcome, error) {
 	r := &fitnessv1.FitnessResult{}
-	return s.change(ctx, requestID, method, hash, r, func(ctx context.Context, tx *sql.Tx) error {
-		cur, err := s.scanResult(tx.QueryRowContext(ctx,
-			"SELECT "+selectColumns+" FROM fitness_result WHERE data_id = ? FOR UPDATE", dataID))
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && cur.GetSchoolId() != schoolID) {
-			return ErrNotFound
+	return s.change(ctx, requestID, method, hash, r, nil, func(ctx context.Context, conn *sql.Conn, b *batch) error {
+		// START TRANSACTION and the row lock travel in one round trip.
+		cur, err := s.lockRow(ctx, conn, dataID)
+		if err == nil && cur.GetSchoolId() != schoolID {
+			err = ErrNotFound
 		}
 		if err != nil {
-			return fmt.Errorf("locking result %d: %w", dataID, err)
+			return err
 		}
 		if cur.GetVersion() != expected {
 			return &VersionConflictError{DataID: dataID, Expected: expected, Current: cur.GetVersion()}
@@ -247,79 +251,144 @@ func (s *Store) update(ctx context.Context, requestID, method, hash string, scho
 		now := s.now()
 		cur.Version = expected + 1
 		cur.UpdateTime = timestamppb.New(now)
-		if _, err := tx.ExecContext(ctx,
-			"UPDATE fitness_result SET result = ?, unit = ?, is_deleted = ?, version = ?, update_time = ? WHERE data_id = ?",
-			cur.GetResult(), cur.GetUnit(), cur.GetIsDeleted(), cur.GetVersion(), now, dataID); err != nil {
-			return fmt.Errorf("updating result %d: %w", dataID, err)
-		}
+		b.add("UPDATE fitness_result SET result = ?, unit = ?, is_deleted = ?, version = ?, update_time = ? WHERE data_id = ?",
+			cur.GetResult(), cur.GetUnit(), cur.GetIsDeleted(), cur.GetVersion(), now, dataID)
 		proto.Reset(r)
 		proto.Merge(r, cur)
 		return nil
 	})
 }
 
-// change runs apply and the common tail of every command — revision, outbox,
-// idempotency record — in one transaction. apply leaves the new state in r.
-// When apply or the idempotency insert fails and requestID was seen before,
-// the stored outcome of that earlier request is returned instead.
-func (s *Store) change(ctx context.Context, requestID, method, hash string, r *fitnessv1.FitnessResult,
-	apply func(ctx context.Context, tx *sql.Tx) error) (Outcome, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
-	if err != nil {
-		return Outcome{}, fmt.Errorf("beginning transaction on %s: %w", s.shardID, err)
-	}
-	defer tx.Rollback() //nolint:errcheck // no-op after Commit
+// batch collects statements sent to the server in one round trip (the pool
+// is opened with multi-statement support, see PoolOptions).
+type batch struct {
+	stmts []string
+	args  []any
+}
 
-	if err := apply(ctx, tx); err != nil {
-		return s.replayOr(ctx, tx, requestID, hash, err)
+func (b *batch) add(q string, args ...any) {
+	b.stmts = append(b.stmts, q)
+	b.args = append(b.args, args...)
+}
+
+// PoolOptions are the connection settings a Store's pool must be opened with:
+// READ COMMITTED sessions (row locks only, no gap locks) and multi-statement
+// batches.
+func PoolOptions(maxConns int) mysqldb.Options {
+	return mysqldb.Options{MaxOpen: maxConns, ReadCommitted: true, MultiStatements: true}
+}
+
+// lockRow starts a transaction on conn and reads dataID under a row lock.
+func (s *Store) lockRow(ctx context.Context, conn *sql.Conn, dataID int64) (*fitnessv1.FitnessResult, error) {
+	rows, err := conn.QueryContext(ctx, "START TRANSACTION; SELECT "+selectColumns+" FROM fitness_result WHERE data_id = ? FOR UPDATE", dataID)
+	if err != nil {
+		return nil, fmt.Errorf("locking result %d: %w", dataID, err)
+	}
+	defer rows.Close()
+	var cur *fitnessv1.FitnessResult
+	for {
+		for rows.Next() {
+			if cur, err = s.scanResult(rows); err != nil {
+				return nil, fmt.Errorf("locking result %d: %w", dataID, err)
+			}
+		}
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("locking result %d: %w", dataID, err)
+	}
+	if cur == nil {
+		return nil, ErrNotFound
+	}
+	return cur, nil
+}
+
+// change runs one command as a transaction on a dedicated connection, in as
+// few round trips as the server allows: start opens the transaction (alone,
+// or with the row lock it needs) and puts the command's own write in the
+// batch; the common tail — campaign revision, outbox row, idempotency record
+// — and COMMIT follow in the same batch. A failing statement stops the batch
+// before COMMIT and the transaction is rolled back, so all of it commits or
+// none. When start fails or a key is duplicated and requestID was seen
+// before, the stored outcome of that earlier request is returned instead;
+// otherwise a duplicate key is reported as dupErr (when set).
+func (s *Store) change(ctx context.Context, requestID, method, hash string, r *fitnessv1.FitnessResult, dupErr error,
+	start func(ctx context.Context, conn *sql.Conn, b *batch) error) (Outcome, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("connecting to %s: %w", s.shardID, err)
+	}
+	defer conn.Close()
+
+	var b batch
+	if err := start(ctx, conn, &b); err != nil {
+		s.rollback(ctx, conn)
+		return s.replayOr(ctx, requestID, hash, err)
 	}
 	now := r.GetUpdateTime().AsTime()
-	slot := r.GetDataId() % RevisionSlots
-	if slot < 0 {
-		slot += RevisionSlots
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO campaign_revision (detect_id, slot, revision, update_time)
+	b.add(`INSERT INTO campaign_revision (detect_id, slot, revision, update_time)
 		VALUES (?, ?, 1, ?) ON DUPLICATE KEY UPDATE revision = revision + 1, update_time = VALUES(update_time)`,
-		r.GetDetectId(), slot, now); err != nil {
-		return Outcome{}, fmt.Errorf("advancing revision of campaign %d: %w", r.GetDetectId(), err)
-	}
+		r.GetDetectId(), revisionSlot(r.GetDataId()), now)
 	ev := Event(r)
 	if !s.opts.SkipOutbox {
-		if err := outbox.Write(ctx, tx, ev, now); err != nil {
+		q, args, err := outbox.Insert(ev, now)
+		if err != nil {
+			s.rollback(ctx, conn)
 			return Outcome{}, err
 		}
+		b.add(q, args...)
 	}
 	if requestID != "" {
 		resp, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
 		if err != nil {
+			s.rollback(ctx, conn)
 			return Outcome{}, fmt.Errorf("encoding outcome: %w", err)
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time)
+		b.add(`INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, requestID, method, hash, r.GetDataId(), r.GetVersion(), resp, now)
-		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
-			// A concurrent twin committed first: hand back its outcome.
-			return s.replayOr(ctx, tx, requestID, hash, ErrRequestReused)
-		}
-		if err != nil {
-			return Outcome{}, fmt.Errorf("recording request %s: %w", requestID, err)
-		}
 	}
-	if s.opts.BeforeCommit != nil {
+	commitInBatch := s.opts.BeforeCommit == nil
+	if commitInBatch {
+		b.add("COMMIT")
+	}
+	if _, err := conn.ExecContext(ctx, strings.Join(b.stmts, ";\n"), b.args...); err != nil {
+		s.rollback(ctx, conn)
+		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
+			cause := dupErr
+			if cause == nil {
+				cause = fmt.Errorf("writing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
+			}
+			return s.replayOr(ctx, requestID, hash, cause)
+		}
+		return Outcome{}, fmt.Errorf("writing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
+	}
+	if !commitInBatch {
 		if err := s.opts.BeforeCommit(ctx); err != nil {
+			s.rollback(ctx, conn)
 			return Outcome{}, err
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return Outcome{}, fmt.Errorf("committing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
+		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+			s.rollback(ctx, conn)
+			return Outcome{}, fmt.Errorf("committing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
+		}
 	}
 	return Outcome{Result: r, EventID: ev.GetEventId()}, nil
 }
 
-// replayOr rolls tx back and returns the stored outcome of requestID when it
-// exists with the same hash, ErrRequestReused when it exists with another,
-// and cause otherwise.
-func (s *Store) replayOr(ctx context.Context, tx *sql.Tx, requestID, hash string, cause error) (Outcome, error) {
-	_ = tx.Rollback()
+// rollback ends any open transaction on conn. If that fails, the connection
+// is discarded rather than returned to the pool with a transaction open.
+func (s *Store) rollback(ctx context.Context, conn *sql.Conn) {
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
+}
+
+// replayOr returns the stored outcome of requestID when it exists with the
+// same hash, ErrRequestReused when it exists with another, and cause
+// otherwise. Call it after the failed transaction was rolled back.
+func (s *Store) replayOr(ctx context.Context, requestID, hash string, cause error) (Outcome, error) {
 	if requestID == "" {
 		return Outcome{}, cause
 	}

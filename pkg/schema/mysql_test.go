@@ -54,15 +54,15 @@ func TestOutboxClaimSkipLocked(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for i := 1; i <= 20; i++ {
-		if _, err := d.DB.ExecContext(ctx, `INSERT INTO outbox_event (event_id, data_id, version, payload, create_time)
-			VALUES (?, ?, 1, 'x', UTC_TIMESTAMP(3))`, fmt.Sprintf("fitness-result-%d-v1", i), i); err != nil {
+		if _, err := d.DB.ExecContext(ctx, `INSERT INTO outbox_event (event_id, data_id, version, payload, due_time, create_time)
+			VALUES (?, ?, 1, 'x', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, fmt.Sprintf("fitness-result-%d-v1", i), i); err != nil {
 			t.Fatal(err)
 		}
 	}
 	claim := func(tx *sql.Tx) []int64 {
 		t.Helper()
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM outbox_event WHERE status = 'NEW'
-			ORDER BY id LIMIT 5 FOR UPDATE SKIP LOCKED`)
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM outbox_event WHERE status = 'NEW' AND due_time <= UTC_TIMESTAMP(3)
+			ORDER BY due_time LIMIT 5 FOR UPDATE SKIP LOCKED`)
 		if err != nil {
 			t.Fatalf("claiming: %v", err)
 		}

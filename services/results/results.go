@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/logging"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/resultapi"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/shard"
@@ -65,7 +63,7 @@ func realMain(ctx context.Context, args []string) error {
 		return err
 	}
 	m, _ := shard.Parse(cfg.Shards)
-	stores, closeAll, err := openStores(ctx, log, m, cfg.MaxConnsPerShard, resultstore.Options{})
+	stores, closeAll, err := resultapi.OpenStores(ctx, log, m, cfg.MaxConnsPerShard, resultstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -75,31 +73,6 @@ func realMain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fitnessv1.RegisterResultServiceServer(srv.GRPC(), NewService(m, stores))
+	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
 	return srv.Serve(ctx)
-}
-
-// openStores opens one pool per shard without requiring it to be up: a shard
-// that is down fails only its own requests.
-func openStores(ctx context.Context, log *slog.Logger, m shard.Map, maxConns int, opts resultstore.Options) ([]*resultstore.Store, func(), error) {
-	var dbs []*sql.DB
-	closeAll := func() {
-		for _, db := range dbs {
-			_ = db.Close()
-		}
-	}
-	stores := make([]*resultstore.Store, len(m.Shards))
-	for i, s := range m.Shards {
-		db, err := mysqldb.OpenLazy(s.DSN, mysqldb.Options{MaxOpen: maxConns})
-		if err != nil {
-			closeAll()
-			return nil, nil, fmt.Errorf("shard %s: %w", s.ID, err)
-		}
-		dbs = append(dbs, db)
-		if err := db.PingContext(ctx); err != nil {
-			log.Warn("shard unreachable at start-up; its requests fail until it returns", "shard", s.ID, "err", err)
-		}
-		stores[i] = resultstore.New(s.ID, db, opts)
-	}
-	return stores, closeAll, nil
 }

@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS fitness_result (
   KEY idx_campaign_project (detect_id, project_id, data_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
--- The campaign revision is striped over 16 slots (slot = data_id % 16) so that
+-- The campaign revision is striped over 64 slots (a hash of data_id) so that
 -- concurrent changes to one campaign do not all queue on one row lock; the
 -- revision of a campaign is SUM(revision) over its slots and moves with every
 -- committed change.
@@ -48,24 +48,25 @@ CREATE TABLE IF NOT EXISTS request_log (
   PRIMARY KEY (request_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
+-- The outbox. due_time is when a row is next eligible for a claim: its
+-- commit time while NEW, the next retry while FAILED, the lease expiry while
+-- PROCESSING. One index (status, due_time) serves every claim; completion
+-- addresses claimed rows by primary key and claim token. Few indexes keep
+-- the write path's insert cheap.
 CREATE TABLE IF NOT EXISTS outbox_event (
-  id                 BIGINT        NOT NULL AUTO_INCREMENT,
-  event_id           VARCHAR(96)   NOT NULL,
-  data_id            BIGINT        NOT NULL,
-  version            BIGINT        NOT NULL,
-  payload            VARBINARY(4096) NOT NULL,
-  status             VARCHAR(16)   NOT NULL DEFAULT 'NEW',
-  claim_token        CHAR(32)      NULL,
-  lease_expire_time  DATETIME(3)   NULL,
-  attempts           INT           NOT NULL DEFAULT 0,
-  next_retry_time    DATETIME(3)   NULL,
-  last_error         VARCHAR(1024) NULL,
-  create_time        DATETIME(3)   NOT NULL,
-  sent_time          DATETIME(3)   NULL,
+  id           BIGINT          NOT NULL AUTO_INCREMENT,
+  event_id     VARCHAR(96)     NOT NULL,
+  data_id      BIGINT          NOT NULL,
+  version      BIGINT          NOT NULL,
+  payload      VARBINARY(4096) NOT NULL,
+  status       VARCHAR(16)     NOT NULL DEFAULT 'NEW',
+  claim_token  CHAR(32)        NULL,
+  attempts     INT             NOT NULL DEFAULT 0,
+  due_time     DATETIME(3)     NOT NULL,
+  last_error   VARCHAR(1024)   NULL,
+  create_time  DATETIME(3)     NOT NULL,
+  sent_time    DATETIME(3)     NULL,
   PRIMARY KEY (id),
   UNIQUE KEY uk_event_id (event_id),
-  KEY idx_status_id (status, id),
-  KEY idx_status_retry (status, next_retry_time),
-  KEY idx_status_lease (status, lease_expire_time),
-  KEY idx_claim_token (claim_token)
+  KEY idx_status_due (status, due_time)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;

@@ -1,4 +1,8 @@
-package main
+// Package resultapi implements fitness.v1.ResultService over the shard map:
+// request validation with field-level INVALID_ARGUMENT details, routing by
+// school, cross-shard listing with page tokens, and the mapping of store and
+// database errors to gRPC status codes.
+package resultapi
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package main
+package resultapi
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func newHarness(t *testing.T, opts resultstore.Options, dsnOverride map[int]stri
 		h.m.Shards = append(h.m.Shards, shard.Shard{ID: []string{"shard-0", "shard-1"}[i], DSN: dsn})
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stores, closeAll, err := openStores(context.Background(), log, h.m, 64, opts)
+	stores, closeAll, err := OpenStores(context.Background(), log, h.m, 64, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,300 @@
+// Command writepath measures the write path on the local MariaDB, in one run:
+//
+//   - raw:       the bare MariaDB transaction UPDATE result + INSERT outbox row
+//     (the ceiling), over direct connections;
+//   - no-outbox: CorrectResult over gRPC with the outbox row left out;
+//   - outbox:    CorrectResult over gRPC as shipped (row lock, version check,
+//     campaign revision, idempotency record, outbox row, all in one transaction);
+//
+// each at 1 and 16 concurrent clients, each client correcting its own results
+// over two shards. It prints commits/s and the ratios the targets are stated in.
+//
+//	go run ./bench/writepath -duration 5s
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/resultapi"
+	"github.com/resultsync/resultsync/pkg/resultstore"
+	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+const recordsPerClient = 8
+
+func main() {
+	duration := flag.Duration("duration", 5*time.Second, "measuring time per phase")
+	warmup := flag.Duration("warmup", time.Second, "unmeasured time before each phase")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "writepath:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "writepath:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if err := run(context.Background(), *duration, *warmup); err != nil {
+		fmt.Fprintln(os.Stderr, "writepath:", err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+type env struct {
+	admin  *sql.DB
+	m      shard.Map
+	dbs    []*sql.DB
+	dbName []string
+}
+
+func setup(ctx context.Context) (*env, error) {
+	admin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
+	if err != nil {
+		return nil, fmt.Errorf("local MariaDB (run `make up`): %w", err)
+	}
+	e := &env{admin: admin}
+	for i := range 2 {
+		name := fmt.Sprintf("rs_bench_%s_%d", infratest.Suffix(), i)
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			return e, err
+		}
+		e.dbName = append(e.dbName, name)
+		dsn := infratest.MySQLServerDSN() + name
+		db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 64})
+		if err != nil {
+			return e, err
+		}
+		if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
+			return e, err
+		}
+		e.dbs = append(e.dbs, db)
+		e.m.Shards = append(e.m.Shards, shard.Shard{ID: fmt.Sprintf("shard-%d", i), DSN: dsn})
+	}
+	return e, nil
+}
+
+func (e *env) close() {
+	for _, db := range e.dbs {
+		db.Close()
+	}
+	for _, n := range e.dbName {
+		_, _ = e.admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+n)
+	}
+	e.admin.Close()
+}
+
+// client c owns records dataID(c, 0..recordsPerClient-1); school = c+2, so
+// clients alternate between the two shards.
+func dataID(phase, c, k int) int64 { return int64(1_000_000*phase + 1000*c + k) }
+
+func run(ctx context.Context, d, warm time.Duration) error {
+	e, err := setup(ctx)
+	if err != nil {
+		return err
+	}
+	defer e.close()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+
+	type result struct {
+		name    string
+		clients int
+		rate    float64
+	}
+	var results []result
+	clientsList := []int{1, 16}
+
+	// Phase 1: raw transaction on direct connections.
+	for _, n := range clientsList {
+		phase := len(results) + 1
+		for c := range n {
+			if err := seed(ctx, e, phase, c); err != nil {
+				return err
+			}
+		}
+		rate, err := measure(n, d, warm, func(c, i int) error {
+			db := e.dbs[c%2]
+			id := dataID(phase, c, i%recordsPerClient)
+			now := time.Now().UTC()
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "UPDATE fitness_result SET result = ?, version = version + 1, update_time = ? WHERE data_id = ?",
+				fmt.Sprintf("2.%02d", i%100), now, id); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id, data_id, version, payload, due_time, create_time) VALUES (?, ?, ?, ?, ?, ?)",
+				fmt.Sprintf("raw-%d-%d", id, i), id, i, make([]byte, 120), now, now); err != nil {
+				_ = tx.Rollback()
+				return err
+			}
+			return tx.Commit()
+		})
+		if err != nil {
+			return fmt.Errorf("raw phase: %w", err)
+		}
+		results = append(results, result{"raw update+insert", n, rate})
+	}
+
+	// Phases 2 and 3: CorrectResult over gRPC, without and with the outbox.
+	for _, skip := range []bool{true, false} {
+		client, stop, err := startService(ctx, log, e.m, resultstore.Options{SkipOutbox: skip})
+		if err != nil {
+			return err
+		}
+		name := "CorrectResult, outbox"
+		if skip {
+			name = "CorrectResult, no outbox"
+		}
+		for _, n := range clientsList {
+			phase := len(results) + 1
+			versions := make([][]int64, n)
+			for c := range n {
+				if err := seed(ctx, e, phase, c); err != nil {
+					stop()
+					return err
+				}
+				versions[c] = make([]int64, recordsPerClient)
+				for k := range versions[c] {
+					versions[c][k] = 1
+				}
+			}
+			rate, err := measure(n, d, warm, func(c, i int) error {
+				k := i % recordsPerClient
+				_, err := client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
+					RequestId: fmt.Sprintf("b%d-%d-%d", phase, c, i), SchoolId: int64(c + 2), DataId: dataID(phase, c, k),
+					ExpectedVersion: versions[c][k], Result: fmt.Sprintf("2.%02d", i%100), Unit: "m",
+				})
+				if err == nil {
+					versions[c][k]++
+				}
+				return err
+			})
+			if err != nil {
+				stop()
+				return fmt.Errorf("%s phase: %w", name, err)
+			}
+			results = append(results, result{name, n, rate})
+		}
+		stop()
+	}
+
+	fmt.Printf("\nwrite path on MariaDB (2 shards, %s per phase, %d cores)\n", d, numCPU())
+	fmt.Printf("%-28s %8s %14s\n", "phase", "clients", "commits/s")
+	rates := map[string]float64{}
+	for _, r := range results {
+		fmt.Printf("%-28s %8d %14.0f\n", r.name, r.clients, r.rate)
+		rates[fmt.Sprintf("%s/%d", r.name, r.clients)] = r.rate
+	}
+	for _, n := range clientsList {
+		with, without := rates[fmt.Sprintf("CorrectResult, outbox/%d", n)], rates[fmt.Sprintf("CorrectResult, no outbox/%d", n)]
+		fmt.Printf("outbox cost at %2d clients: %5.1f%% of throughput (target <= 25%%)\n", n, 100*(1-with/without))
+	}
+	raw16, with16 := rates["raw update+insert/16"], rates["CorrectResult, outbox/16"]
+	fmt.Printf("CorrectResult at 16 clients = %5.1f%% of the raw transaction rate (target >= 60%%)\n", 100*with16/raw16)
+	return nil
+}
+
+func seed(ctx context.Context, e *env, phase, c int) error {
+	db := e.dbs[c%2]
+	for k := range recordsPerClient {
+		if _, err := db.ExecContext(ctx, `INSERT INTO fitness_result
+			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
+			VALUES (?, 10001, ?, 3, ?, 5, 2.21, 'm', 1, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, dataID(phase, c, k), c, c+2); err != nil {
+			return fmt.Errorf("seeding: %w", err)
+		}
+	}
+	return nil
+}
+
+func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resultstore.Options) (fitnessv1.ResultServiceClient, func(), error) {
+	stores, closeAll, err := resultapi.OpenStores(ctx, log, m, 64, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, LogLevel: "error"})
+	if err != nil {
+		return nil, nil, err
+	}
+	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
+	if err := srv.Listen(); err != nil {
+		return nil, nil, err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx) }()
+	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return fitnessv1.NewResultServiceClient(conn), func() { conn.Close(); cancel(); <-done; closeAll() }, nil
+}
+
+// measure runs op in n goroutines for warm+d and returns successful ops per
+// second during d. Any error stops the run.
+func measure(n int, d, warm time.Duration, op func(c, i int) error) (float64, error) {
+	var count atomic.Int64
+	var measuring atomic.Bool
+	var firstErr error
+	var once sync.Once
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := op(c, i); err != nil {
+					once.Do(func() { firstErr = err; close(stop) })
+					return
+				}
+				if measuring.Load() {
+					count.Add(1)
+				}
+			}
+		}()
+	}
+	time.Sleep(warm)
+	measuring.Store(true)
+	start := time.Now()
+	time.Sleep(d)
+	measuring.Store(false)
+	elapsed := time.Since(start)
+	once.Do(func() { close(stop) })
+	wg.Wait()
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(count.Load()) / elapsed.Seconds(), nil
+}
