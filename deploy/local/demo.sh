@@ -19,6 +19,26 @@ echo
 echo "== gateway: curl -s http://127.0.0.1:7100/healthz"
 curl -s http://127.0.0.1:7100/healthz
 
+echo
+echo "== the canonical story over gRPC: record a standing long jump of 2.21 m, then correct it to 2.31 m"
+echo "   (fixed request ids: running the demo again returns the same outcomes, nothing new is written)"
+set -x
+$G -d '{"request_id":"demo-record-900001","data_id":900001,"detect_id":10001,"user_id":4,"project_id":3,"school_id":7,"grade":5,"result":"2.21","unit":"m"}' \
+  127.0.0.1:7101 fitness.v1.ResultService/RecordResult
+$G -d '{"request_id":"demo-correct-900001-v2","school_id":7,"data_id":900001,"expected_version":1,"result":"2.31","unit":"m","reason":"teacher correction"}' \
+  127.0.0.1:7101 fitness.v1.ResultService/CorrectResult
+curl -s http://127.0.0.1:7100/v1/schools/7/results/900001; echo
+{ set +x; } 2>/dev/null
+echo
+echo "== a stale correction is refused with the current version (ABORTED + fitness.v1.VersionConflict)"
+$G -d '{"request_id":"demo-stale","school_id":7,"data_id":900001,"expected_version":1,"result":"2.41","unit":"m"}' \
+  127.0.0.1:7101 fitness.v1.ResultService/CorrectResult 2>&1 || true
+echo
+echo "== the outbox of the owning shard holds one event per version"
+"$RS_ROOT/deploy/local/mariadb.sh" sql rs_shard_1 \
+  "SELECT id, event_id, version, status FROM outbox_event WHERE data_id = 900001 ORDER BY version" 2>/dev/null \
+  || echo "(mariadb.sh sql unavailable)"
+
 cat <<EOT
 
 == the platform is up

@@ -216,10 +216,18 @@ cmd_status() {
   return 1
 }
 
+# sql DATABASE QUERY: run a query as the resultsync user over TCP, tab-separated with headers.
+cmd_sql() {
+  [ $# -eq 2 ] || { echo "usage: $0 sql DATABASE QUERY" >&2; exit 2; }
+  "$(client_bin)" --no-defaults --protocol=tcp -h 127.0.0.1 -P "$RS_MYSQL_PORT" \
+    -u "$RS_MYSQL_USER" -p"$RS_MYSQL_PASSWORD" --table "$1" -e "$2"
+}
+
 case "${1:-}" in
   install) cmd_install ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
   status) cmd_status ;;
-  *) echo "usage: $0 install|start|stop|status" >&2; exit 2 ;;
+  sql) shift; cmd_sql "$@" ;;
+  *) echo "usage: $0 install|start|stop|status|sql DATABASE QUERY" >&2; exit 2 ;;
 esac

@@ -1,0 +1,68 @@
+package infratest_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/schema"
+)
+
+// TestHelperUnreachableMariaDB is run as a subprocess by
+// TestMissingServerFailsUnderCI; on its own it does nothing.
+func TestHelperUnreachableMariaDB(t *testing.T) {
+	if os.Getenv("RS_INFRATEST_HELPER") == "" {
+		return
+	}
+	infratest.NewMySQLDatabase(t, schema.Shard)
+	t.Log("UNREACHED: the database was created")
+}
+
+// TestMissingServerFailsUnderCI: with CI set, a server that cannot be reached
+// fails the test and prints the tail of its log; without CI it is skipped with
+// a message saying how to start it.
+func TestMissingServerFailsUnderCI(t *testing.T) {
+	state := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "logs", "mariadb.log"), []byte("line 1\n[ERROR] marker: InnoDB could not start\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(ci bool) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperUnreachableMariaDB$", "-test.v")
+		env := []string{"RS_INFRATEST_HELPER=1", "RS_STATE=" + state, "RS_MYSQL_PORT=1"}
+		for _, e := range os.Environ() {
+			if !strings.HasPrefix(e, "CI=") && !strings.HasPrefix(e, "RS_REQUIRE_INFRA=") {
+				env = append(env, e)
+			}
+		}
+		if ci {
+			env = append(env, "CI=true")
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+
+	out, err := run(true)
+	if err == nil {
+		t.Fatalf("with CI set, an unreachable MariaDB did not fail the test:\n%s", out)
+	}
+	for _, want := range []string{"--- FAIL", "MariaDB is not reachable", "marker: InnoDB could not start"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("CI output lacks %q:\n%s", want, out)
+		}
+	}
+
+	out, err = run(false)
+	if err != nil {
+		t.Fatalf("without CI, an unreachable MariaDB failed instead of skipping: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "--- SKIP") || !strings.Contains(out, "make up") {
+		t.Errorf("without CI, want a skip that says how to start the stack:\n%s", out)
+	}
+}
