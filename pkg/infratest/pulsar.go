@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,4 +54,81 @@ func NewPulsarClient(t testing.TB) pulsar.Client {
 // Topic returns a topic name unique to this test in public/default.
 func Topic(t testing.TB, base string) string {
 	return pulsarbus.Topic("public", "default", base+"-"+Suffix())
+}
+
+// Collector receives every message of a topic (from the earliest position),
+// acknowledges it, and indexes the payloads by their event_id property.
+type Collector struct {
+	mu    sync.Mutex
+	byID  map[string][][]byte
+	total int
+}
+
+// Collect subscribes to topic and collects until the test ends. Subscribe
+// before publishing, or rely on the earliest initial position.
+func Collect(t testing.TB, client pulsar.Client, topic string) *Collector {
+	t.Helper()
+	cons, err := client.Subscribe(pulsar.ConsumerOptions{
+		Topic:                       topic,
+		SubscriptionName:            "collector-" + Suffix(),
+		Type:                        pulsar.Shared,
+		SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
+		ReceiverQueueSize:           2000,
+	})
+	if err != nil {
+		t.Fatalf("subscribing to %s: %v", topic, err)
+	}
+	c := &Collector{byID: map[string][][]byte{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			msg, err := cons.Receive(ctx)
+			if err != nil {
+				return
+			}
+			c.mu.Lock()
+			id := msg.Properties()["event_id"]
+			c.byID[id] = append(c.byID[id], msg.Payload())
+			c.total++
+			c.mu.Unlock()
+			_ = cons.Ack(msg)
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-done; cons.Close() })
+	return c
+}
+
+// Distinct is the number of distinct event ids received.
+func (c *Collector) Distinct() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.byID)
+}
+
+// Total is the number of messages received, duplicates included.
+func (c *Collector) Total() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
+
+// Payloads returns the payloads received for eventID, in arrival order.
+func (c *Collector) Payloads(eventID string) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.byID[eventID]...)
+}
+
+// WaitDistinct waits until at least n distinct events arrived, or fails.
+func (c *Collector) WaitDistinct(t testing.TB, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for c.Distinct() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("received %d distinct events (%d messages) within %s, want %d", c.Distinct(), c.Total(), timeout, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

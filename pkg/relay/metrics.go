@@ -1,0 +1,32 @@
+package relay
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the relay's Prometheus series.
+type Metrics struct {
+	claimed, reclaimed, sent, failed, parked, lostClaims *prometheus.CounterVec
+	publishSeconds                                       *prometheus.HistogramVec
+}
+
+// NewMetrics creates the series and registers them on reg (nil: unregistered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	counter := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"shard"})
+	}
+	m := &Metrics{
+		claimed:    counter("relay_claimed_events_total", "Outbox rows claimed."),
+		reclaimed:  counter("relay_expired_claims_total", "Rows claimed again because an earlier claim's lease expired."),
+		sent:       counter("relay_sent_events_total", "Rows marked SENT after the broker acknowledged them."),
+		failed:     counter("relay_failed_publishes_total", "Rows marked FAILED after a failed publish (attempts)."),
+		parked:     counter("relay_parked_events_total", "Rows PARKED after too many failed publishes."),
+		lostClaims: counter("relay_lost_claims_total", "Completions skipped because another claimant owned the row."),
+		publishSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "relay_publish_seconds", Help: "Time to publish one claimed batch.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+		}, []string{"shard"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.claimed, m.reclaimed, m.sent, m.failed, m.parked, m.lostClaims, m.publishSeconds)
+	}
+	return m
+}

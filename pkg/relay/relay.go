@@ -1,0 +1,253 @@
+// Package relay drains shard outboxes into the broker. Per shard it loops:
+// claim a small batch (a short transaction, see outbox.Repo.Claim), publish
+// it outside any transaction, then record SENT (broker acknowledged) or
+// FAILED/PARKED (with backoff) for exactly the rows its claim token still
+// owns. Rows of a relay that dies are reclaimed when their lease expires.
+// Nothing is dropped: an event that keeps failing is PARKED, visible, and
+// replayed only through an explicit call.
+//
+// SENT means the broker acknowledged the event; it says nothing about the
+// projection. Duplicates are expected (a lost acknowledgment, a lost SENT
+// update, a reclaimed lease): consumers are idempotent per (data_id, version).
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/resultsync/resultsync/pkg/outbox"
+)
+
+// Message is one event to publish.
+type Message struct {
+	Key        string // data_id, so a record's versions stay on one partition
+	Payload    []byte // the outbox payload, byte for byte
+	EventID    string
+	ShardID    string
+	CommitTime time.Time
+}
+
+// Publisher publishes a batch and reports, per message, nil when the broker
+// acknowledged it. It must return within ctx's deadline.
+type Publisher interface {
+	Publish(ctx context.Context, msgs []Message) []error
+}
+
+// Store is what the relay needs of one shard's outbox (outbox.Repo).
+type Store interface {
+	ShardID() string
+	Claim(ctx context.Context, limit int, lease time.Duration) (outbox.Claim, error)
+	MarkSent(ctx context.Context, token string, ids []int64) (int64, error)
+	MarkFailed(ctx context.Context, token string, ids []int64, cause string, maxAttempts int, b outbox.Backoff) (failed, parked int64, err error)
+}
+
+// Config tunes a relay instance.
+type Config struct {
+	BatchSize      int            // rows per claim
+	Lease          time.Duration  // how long a claim is owned
+	PublishTimeout time.Duration  // bound on one batch's publish; must be < Lease
+	PollInterval   time.Duration  // idle wait when nothing is eligible
+	MaxAttempts    int            // failed publishes before an event is PARKED
+	Backoff        outbox.Backoff // retry delay of FAILED rows
+}
+
+// DefaultConfig is a sane production default.
+func DefaultConfig() Config {
+	return Config{
+		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second,
+		PollInterval: 20 * time.Millisecond, MaxAttempts: 10,
+		Backoff: outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
+	}
+}
+
+// Validate rejects impossible settings, notably a publish timeout that is not
+// shorter than the lease (a slow but healthy publish would be reclaimed).
+func (c Config) Validate() error {
+	var errs []error
+	if c.BatchSize < 1 || c.BatchSize > 10000 {
+		errs = append(errs, fmt.Errorf("batch size must be 1-10000, got %d", c.BatchSize))
+	}
+	if c.PublishTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("publish timeout must be positive, got %s", c.PublishTimeout))
+	}
+	if c.Lease <= c.PublishTimeout {
+		errs = append(errs, fmt.Errorf("lease (%s) must be longer than the publish timeout (%s)", c.Lease, c.PublishTimeout))
+	}
+	if c.PollInterval <= 0 {
+		errs = append(errs, fmt.Errorf("poll interval must be positive, got %s", c.PollInterval))
+	}
+	if c.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("max attempts must be at least 1, got %d", c.MaxAttempts))
+	}
+	if c.Backoff.Base <= 0 || c.Backoff.Max < c.Backoff.Base {
+		errs = append(errs, fmt.Errorf("backoff needs 0 < base <= max, got base %s max %s", c.Backoff.Base, c.Backoff.Max))
+	}
+	return errors.Join(errs...)
+}
+
+// ClaimObserver sees every claim and completion, for tests and tracing.
+type ClaimObserver interface {
+	Claimed(shardID string, c outbox.Claim)
+	Completed(shardID string, c outbox.Claim, sent, failed, parked int64)
+}
+
+// Relay is one relay instance over a set of shards.
+type Relay struct {
+	cfg      Config
+	log      *slog.Logger
+	pub      Publisher
+	stores   []Store
+	metrics  *Metrics
+	observer ClaimObserver
+}
+
+// New returns a relay publishing through pub from every store. metrics and
+// observer may be nil.
+func New(log *slog.Logger, cfg Config, pub Publisher, stores []Store, metrics *Metrics, observer ClaimObserver) (*Relay, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("relay config: %w", err)
+	}
+	if len(stores) == 0 {
+		return nil, errors.New("relay config: no shards")
+	}
+	if metrics == nil {
+		metrics = NewMetrics(nil)
+	}
+	return &Relay{cfg: cfg, log: log, pub: pub, stores: stores, metrics: metrics, observer: observer}, nil
+}
+
+// Run drains every shard concurrently, one loop per shard so that no shard
+// starves another, until ctx ends. An in-flight batch is completed (its
+// SENT/FAILED update written) before Run returns.
+func (r *Relay) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for _, st := range r.stores {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.loop(ctx, st)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (r *Relay) loop(ctx context.Context, st Store) {
+	errWait := r.cfg.PollInterval
+	for ctx.Err() == nil {
+		n, err := r.Cycle(ctx, st)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			r.log.Error("relay cycle failed", "shard", st.ShardID(), "err", err, "retry_in", errWait)
+			sleep(ctx, errWait)
+			errWait = min(errWait*2, 5*time.Second)
+		case n == 0:
+			errWait = r.cfg.PollInterval
+			sleep(ctx, r.cfg.PollInterval)
+		default:
+			errWait = r.cfg.PollInterval
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// Cycle runs one claim-publish-complete round on st and returns how many
+// rows it claimed.
+func (r *Relay) Cycle(ctx context.Context, st Store) (int, error) {
+	shard := st.ShardID()
+	c, err := st.Claim(ctx, r.cfg.BatchSize, r.cfg.Lease)
+	if err != nil {
+		return 0, err
+	}
+	if len(c.Rows) == 0 {
+		return 0, nil
+	}
+	r.metrics.claimed.WithLabelValues(shard).Add(float64(len(c.Rows)))
+	msgs := make([]Message, len(c.Rows))
+	reclaimed := 0
+	for i, row := range c.Rows {
+		msgs[i] = Message{Key: strconv.FormatInt(row.DataID, 10), Payload: row.Payload, EventID: row.EventID, ShardID: shard, CommitTime: row.Created}
+		if row.Reclaimed {
+			reclaimed++
+		}
+	}
+	if reclaimed > 0 {
+		r.metrics.reclaimed.WithLabelValues(shard).Add(float64(reclaimed))
+		r.log.Warn("reclaimed rows whose lease expired", "shard", shard, "rows", reclaimed)
+	}
+	if r.observer != nil {
+		r.observer.Claimed(shard, c)
+	}
+
+	// Publish outside any transaction, bounded by the publish timeout (< lease).
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PublishTimeout)
+	start := time.Now()
+	errs := r.pub.Publish(pctx, msgs)
+	cancel()
+	r.metrics.publishSeconds.WithLabelValues(shard).Observe(time.Since(start).Seconds())
+
+	var okIDs []int64
+	failedIDs := map[string][]int64{}
+	for i, row := range c.Rows {
+		if errs[i] == nil {
+			okIDs = append(okIDs, row.ID)
+			continue
+		}
+		failedIDs[errs[i].Error()] = append(failedIDs[errs[i].Error()], row.ID)
+	}
+
+	// Completion is written even when ctx ended meanwhile (graceful shutdown),
+	// within a short bound; if it fails, the lease expires and the rows are
+	// published again: a duplicate, never a loss.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer ccancel()
+	var sent, failed, parked int64
+	var errsOut []error
+	if len(okIDs) > 0 {
+		n, err := st.MarkSent(cctx, c.Token, okIDs)
+		if err != nil {
+			errsOut = append(errsOut, fmt.Errorf("recording %d acknowledged events (they will be published again after the lease): %w", len(okIDs), err))
+		}
+		sent = n
+		if lost := int64(len(okIDs)) - n; err == nil && lost > 0 {
+			r.metrics.lostClaims.WithLabelValues(shard).Add(float64(lost))
+			r.log.Warn("claim token no longer matched; another claimant owns the rows", "shard", shard, "rows", lost)
+		}
+	}
+	for cause, ids := range failedIDs {
+		f, p, err := st.MarkFailed(cctx, c.Token, ids, cause, r.cfg.MaxAttempts, r.cfg.Backoff)
+		if err != nil {
+			errsOut = append(errsOut, fmt.Errorf("recording %d failed publishes: %w", len(ids), err))
+			continue
+		}
+		failed += f
+		parked += p
+		r.log.Warn("publish failed", "shard", shard, "events", len(ids), "err", cause, "parked", p)
+	}
+	r.metrics.sent.WithLabelValues(shard).Add(float64(sent))
+	r.metrics.failed.WithLabelValues(shard).Add(float64(failed))
+	if parked > 0 {
+		r.metrics.parked.WithLabelValues(shard).Add(float64(parked))
+		r.log.Error("events parked after too many failed publishes; replay them with OutboxService.ReplayParkedEvents",
+			"shard", shard, "events", parked, "max_attempts", r.cfg.MaxAttempts)
+	}
+	if r.observer != nil {
+		r.observer.Completed(shard, c, sent, failed, parked)
+	}
+	return len(c.Rows), errors.Join(errsOut...)
+}
