@@ -6,6 +6,8 @@ set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
 G="$RS_ROOT/bin/grpcurl -plaintext"
+# The documented development tokens (see README): dev-viewer, dev-operator, dev-admin.
+OP=(-H "authorization: Bearer dev-operator")
 
 echo
 echo "== health of the six servers (grpc.health.v1.Health/Check)"
@@ -23,21 +25,30 @@ echo
 echo "== the canonical story over gRPC: record a standing long jump of 2.21 m, then correct it to 2.31 m"
 echo "   (fixed request ids: running the demo again returns the same outcomes, nothing new is written)"
 set -x
-$G -d '{"request_id":"demo-record-900001","data_id":900001,"detect_id":10001,"user_id":4,"project_id":3,"school_id":7,"grade":5,"result":"2.21","unit":"m"}' \
+$G "${OP[@]}" -d '{"request_id":"demo-record-900001","data_id":900001,"detect_id":10001,"user_id":4,"project_id":3,"school_id":7,"grade":5,"result":"2.21","unit":"m"}' \
   127.0.0.1:7101 fitness.v1.ResultService/RecordResult
-$G -d '{"request_id":"demo-correct-900001-v2","school_id":7,"data_id":900001,"expected_version":1,"result":"2.31","unit":"m","reason":"teacher correction"}' \
+$G "${OP[@]}" -d '{"request_id":"demo-correct-900001-v2","school_id":7,"data_id":900001,"expected_version":1,"result":"2.31","unit":"m","reason":"teacher correction"}' \
   127.0.0.1:7101 fitness.v1.ResultService/CorrectResult
-curl -s http://127.0.0.1:7100/v1/schools/7/results/900001; echo
+curl -s -H "authorization: Bearer dev-viewer" http://127.0.0.1:7100/v1/schools/7/results/900001; echo
 { set +x; } 2>/dev/null
 echo
 echo "== a stale correction is refused with the current version (ABORTED + fitness.v1.VersionConflict)"
-$G -d '{"request_id":"demo-stale","school_id":7,"data_id":900001,"expected_version":1,"result":"2.41","unit":"m"}' \
+$G "${OP[@]}" -d '{"request_id":"demo-stale","school_id":7,"data_id":900001,"expected_version":1,"result":"2.41","unit":"m"}' \
   127.0.0.1:7101 fitness.v1.ResultService/CorrectResult 2>&1 || true
 echo
-echo "== the outbox of the owning shard holds one event per version"
+echo "== the outbox of the owning shard holds one event per version; the relay publishes them to Pulsar (SENT)"
+for _ in $(seq 1 50); do
+  sent=$("$RS_ROOT/deploy/local/mariadb.sh" sql rs_shard_1 \
+    "SELECT COUNT(*) AS n FROM outbox_event WHERE data_id = 900001 AND status = 'SENT'" 2>/dev/null | grep -o '[0-9]\+' | tail -1)
+  [ "${sent:-0}" -ge 2 ] && break
+  sleep 0.2
+done
 "$RS_ROOT/deploy/local/mariadb.sh" sql rs_shard_1 \
-  "SELECT id, event_id, version, status FROM outbox_event WHERE data_id = 900001 ORDER BY version" 2>/dev/null \
+  "SELECT id, event_id, version, status, attempts, sent_time FROM outbox_event WHERE data_id = 900001 ORDER BY version" 2>/dev/null \
   || echo "(mariadb.sh sql unavailable)"
+echo
+echo "== relay administration: $G -H 'authorization: Bearer dev-viewer' 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats"
+$G -H "authorization: Bearer dev-viewer" 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats
 
 cat <<EOT
 
@@ -56,6 +67,7 @@ cat <<EOT
 Try:
   bin/grpcurl -plaintext 127.0.0.1:7101 grpc.health.v1.Health/Check
   bin/grpcurl -plaintext 127.0.0.1:7101 describe fitness.v1.ResultService
-  bin/grpcurl -plaintext -d '{"detect_id": 10001}' 127.0.0.1:7101 fitness.v1.ResultService/ListResults
+  bin/grpcurl -plaintext -H 'authorization: Bearer dev-viewer' -d '{"detect_id": 10001}' 127.0.0.1:7101 fitness.v1.ResultService/ListResults
+  bin/grpcurl -plaintext -H 'authorization: Bearer dev-viewer' 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats
 Logs: $RS_STATE/logs/   Stop: make stop   Stop and wipe: make down
 EOT

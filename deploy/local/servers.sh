@@ -26,7 +26,9 @@ start() {
       continue
     fi
     stop_pid "$name" "$RS_STATE/$name.pid"
-    (cd "$RS_ROOT" && nohup setsid "$BIN/$name" >>"$RS_STATE/logs/$name.log" 2>&1 </dev/null & echo $! >"$RS_STATE/$name.pid")
+    # A subshell for the working directory; spawn_bg backgrounds only the
+    # server itself, so the recorded pid is the server's.
+    (cd "$RS_ROOT" && spawn_bg "$RS_STATE/logs/$name.log" "$BIN/$name" && echo "$SPAWNED_PID" >"$RS_STATE/$name.pid")
   done
   for ent in $SERVERS; do
     IFS=: read -r name gport _ <<<"$ent"
@@ -36,6 +38,11 @@ start() {
 
 stop() {
   local ent name
+  # SIGTERM all at once (each drains in parallel), then wait for each.
+  for ent in $SERVERS; do
+    IFS=: read -r name _ _ <<<"$ent"
+    pid_alive "$RS_STATE/$name.pid" && kill "$(cat "$RS_STATE/$name.pid")" 2>/dev/null || true
+  done
   for ent in $SERVERS; do
     IFS=: read -r name _ _ <<<"$ent"
     stop_pid "$name" "$RS_STATE/$name.pid"

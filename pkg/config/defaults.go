@@ -14,4 +14,6 @@ const (
 	DefaultClickHouseDatabase = "resultsync"
 	// DefaultPulsarURL is the local Pulsar broker.
 	DefaultPulsarURL = "pulsar://127.0.0.1:16650"
+	// DefaultTopic carries FitnessResultChanged events, keyed by data_id.
+	DefaultTopic = "persistent://public/default/fitness-result-changed"
 )

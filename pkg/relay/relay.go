@@ -60,7 +60,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second,
-		PollInterval: 20 * time.Millisecond, MaxAttempts: 10,
+		PollInterval: 20 * time.Millisecond, MaxAttempts: 20,
 		Backoff: outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
 	}
 }

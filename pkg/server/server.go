@@ -27,6 +27,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/config"
 )
 
@@ -40,6 +41,9 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// AuthTokens is the bearer token table "token=subject:role,..." used
+	// when the server is built WithAuth. Never logged.
+	AuthTokens string
 }
 
 // Flags defines the bootstrap flags on l, with environment variables named
@@ -49,6 +53,7 @@ func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
 	l.String(&c.HTTPAddr, "http-addr", envPrefix+"_HTTP_ADDR", httpAddr, "metrics and health HTTP listen address (empty disables)")
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", envPrefix+"_SHUTDOWN_GRACE", 10*time.Second, "graceful shutdown drain limit")
 	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	l.String(&c.AuthTokens, "auth-tokens", "RS_AUTH_TOKENS", auth.DevTokens, "bearer tokens token=subject:role,... (default: the documented development tokens)")
 }
 
 // Validate rejects impossible bootstrap settings.
@@ -88,6 +93,13 @@ type Option func(*options)
 type options struct {
 	unary  []grpc.UnaryServerInterceptor
 	stream []grpc.StreamServerInterceptor
+	policy auth.Policy
+}
+
+// WithAuth authenticates every RPC with the configured bearer tokens and
+// authorizes it by policy (health and reflection stay open).
+func WithAuth(policy auth.Policy) Option {
+	return func(o *options) { o.policy = policy }
 }
 
 // WithUnaryInterceptor appends a unary interceptor after the shared ones
@@ -109,6 +121,17 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.policy != nil {
+		a, err := auth.ParseTokens(cfg.AuthTokens)
+		if err != nil {
+			return nil, fmt.Errorf("server config: %w", err)
+		}
+		if cfg.AuthTokens == auth.DevTokens {
+			log.Warn("using the development bearer tokens (dev-viewer, dev-operator, dev-admin); set RS_AUTH_TOKENS in production")
+		}
+		o.unary = append([]grpc.UnaryServerInterceptor{a.Unary(o.policy)}, o.unary...)
+		o.stream = append([]grpc.StreamServerInterceptor{a.Stream(o.policy)}, o.stream...)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

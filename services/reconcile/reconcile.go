@@ -6,6 +6,7 @@ import (
 	"os"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/logging"
 	"github.com/resultsync/resultsync/pkg/server"
@@ -42,7 +43,7 @@ func realMain(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := server.New(log, cfg.Server)
+	srv, err := server.New(log, cfg.Server, server.WithAuth(auth.ReconcilePolicy))
 	if err != nil {
 		return err
 	}

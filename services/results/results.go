@@ -7,6 +7,7 @@ import (
 	"os"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/logging"
 	"github.com/resultsync/resultsync/pkg/resultapi"
@@ -69,7 +70,7 @@ func realMain(ctx context.Context, args []string) error {
 	}
 	defer closeAll()
 
-	srv, err := server.New(log, cfg.Server)
+	srv, err := server.New(log, cfg.Server, server.WithAuth(auth.ResultPolicy))
 	if err != nil {
 		return err
 	}
