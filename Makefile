@@ -76,5 +76,6 @@ test: tools up ## Install what is missing, start the infrastructure, run every c
 	RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) ./...
 
 .PHONY: bench
-bench: up ## Run the benchmarks against the local stack.
-	RS_REQUIRE_INFRA=1 $(GO) test -run='^$$' -bench=. -benchtime=1x ./...
+bench: up ## Run the benchmarks against the local stack and print their figures.
+	$(GO) run ./bench/writepath
+	$(GO) run ./bench/relay

@@ -10,8 +10,13 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 )
 
-// PulsarPublisher publishes to one topic with key-based batching, so that a
-// Key_Shared subscription still receives each key's messages in order.
+// PulsarPublisher publishes to one topic, message key = data_id. On a
+// partitioned topic the key picks the partition, so a record's versions stay
+// in one partition, in commit order per relay claim. Batching is the default
+// (not key-based): keys are nearly unique, and key-based batching made every
+// message its own broker entry (8,800 vs 15,000 events/s measured here).
+// Consumers therefore use a Failover subscription (one active consumer per
+// partition), not Key_Shared, to keep per-key order.
 type PulsarPublisher struct {
 	producer pulsar.Producer
 }
@@ -24,7 +29,7 @@ func NewPulsarPublisher(client pulsar.Client, topic string, sendTimeout time.Dur
 		SendTimeout:             sendTimeout,
 		BatchingMaxPublishDelay: time.Millisecond,
 		BatchingMaxMessages:     1000,
-		BatcherBuilderType:      pulsar.KeyBasedBatchBuilder,
+		BatcherBuilderType:      pulsar.DefaultBatchBuilder,
 		MaxPendingMessages:      20000,
 	})
 	if err != nil {

@@ -1,0 +1,359 @@
+// Command relay measures the outbox relay against the local MariaDB and
+// Pulsar, in one run:
+//
+//   - raw:  the claim-and-mark-SENT loop of the same database with no
+//     publishing (the ceiling), 4 claimers over two shards;
+//
+//   - drain: a backlog of events over two shards drained to Pulsar by 1, 2
+//     and 4 relay instances: events/s and claim-to-SENT latency p50/p99;
+//
+//   - steady: a stream of events committed at a fixed rate while one relay
+//     instance runs: commit-to-SENT latency p50/p99.
+//
+//     go run ./bench/relay -events 200000 -rate 1000 -steady 10s
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+
+	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/outbox"
+	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/schema"
+)
+
+func main() {
+	events := flag.Int("events", 200000, "backlog size over two shards")
+	rate := flag.Int("rate", 1000, "steady stream rate, events/s")
+	steady := flag.Duration("steady", 10*time.Second, "steady stream duration")
+	flag.Parse()
+	if err := run(context.Background(), *events, *rate, *steady); err != nil {
+		fmt.Fprintln(os.Stderr, "relay bench:", err)
+		os.Exit(1)
+	}
+}
+
+type shardDB struct {
+	name string
+	db   *sql.DB
+	repo *outbox.Repo
+}
+
+func run(ctx context.Context, events, rate int, steady time.Duration) error {
+	admin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
+	if err != nil {
+		return fmt.Errorf("local MariaDB (run `make up`): %w", err)
+	}
+	defer admin.Close()
+	var shards []shardDB
+	defer func() {
+		for _, s := range shards {
+			s.db.Close()
+			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+s.name)
+		}
+	}()
+	for i := range 2 {
+		name := fmt.Sprintf("rs_bench_%s_%d", infratest.Suffix(), i)
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			return err
+		}
+		db, err := mysqldb.Open(ctx, infratest.MySQLServerDSN()+name, mysqldb.Options{MaxOpen: 16})
+		if err != nil {
+			return err
+		}
+		shards = append(shards, shardDB{name: name, db: db, repo: outbox.NewRepo(fmt.Sprintf("shard-%d", i), db)})
+		if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
+			return err
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	fmt.Printf("filling %d events over 2 shards...\n", events)
+	for i, s := range shards {
+		if _, err := outboxtest.Fill(ctx, s.db, s.repo.ShardID(), int64(10_000_000*(i+1)), events/2); err != nil {
+			return err
+		}
+	}
+	cfg := relay.DefaultConfig()
+
+	// Raw ceiling: claim + mark SENT, no publishing, 2 claimers per shard.
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, s := range shards {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					c, err := s.repo.Claim(ctx, cfg.BatchSize, cfg.Lease)
+					if err != nil || len(c.Rows) == 0 {
+						return
+					}
+					ids := make([]int64, len(c.Rows))
+					for i, r := range c.Rows {
+						ids[i] = r.ID
+					}
+					if _, err := s.repo.MarkSent(ctx, c.Token, ids); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	rawRate := float64(events) / time.Since(start).Seconds()
+	if err := checkAllSent(ctx, shards, events); err != nil {
+		return fmt.Errorf("raw phase: %w", err)
+	}
+
+	type phase struct {
+		instances int
+		rate      float64
+		p50, p99  time.Duration
+	}
+	var phases []phase
+	for _, n := range []int{1, 2, 4} {
+		if err := resetNew(ctx, shards); err != nil {
+			return err
+		}
+		topic := pulsarbus.Topic("public", "default", "bench-relay-"+infratest.Suffix())
+		obs := &latencies{claimed: map[string]time.Time{}}
+		var stores []relay.Store
+		for _, s := range shards {
+			stores = append(stores, s.repo)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		var pubs []*relay.PulsarPublisher
+		start := time.Now()
+		for range n {
+			pub, err := relay.NewPulsarPublisher(client, topic, cfg.PublishTimeout)
+			if err != nil {
+				cancel()
+				return err
+			}
+			pubs = append(pubs, pub)
+			r, err := relay.New(log, cfg, pub, stores, nil, obs)
+			if err != nil {
+				cancel()
+				return err
+			}
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = r.Run(rctx) }()
+		}
+		for {
+			done, err := sentCount(ctx, shards)
+			if err != nil {
+				cancel()
+				return err
+			}
+			if done == events {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		elapsed := time.Since(start)
+		cancel()
+		wg.Wait()
+		for _, p := range pubs {
+			p.Close()
+		}
+		p50, p99 := obs.percentiles()
+		phases = append(phases, phase{n, float64(events) / elapsed.Seconds(), p50, p99})
+	}
+
+	// Steady stream: commit events at `rate` while one relay runs; commit-to-SENT from the rows.
+	if err := truncate(ctx, shards); err != nil {
+		return err
+	}
+	topic := pulsarbus.Topic("public", "default", "bench-relay-steady-"+infratest.Suffix())
+	pub, err := relay.NewPulsarPublisher(client, topic, cfg.PublishTimeout)
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	var stores []relay.Store
+	for _, s := range shards {
+		stores = append(stores, s.repo)
+	}
+	r, err := relay.New(log, cfg, pub, stores, nil, nil)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = r.Run(rctx) }()
+	total, err := produceSteady(ctx, shards, rate, steady)
+	if err != nil {
+		cancel()
+		return err
+	}
+	for {
+		n, err := sentCount(ctx, shards)
+		if err != nil {
+			cancel()
+			return err
+		}
+		if n == total {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	sp50, sp99, err := commitToSent(ctx, shards)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("\nrelay: %d events over 2 shards, batch %d, MariaDB + Pulsar standalone on one 2-core machine\n", events, cfg.BatchSize)
+	fmt.Printf("%-34s %12s %14s %14s\n", "phase", "events/s", "claim->SENT p50", "p99")
+	fmt.Printf("%-34s %12.0f\n", "raw claim+mark SENT (no publish)", rawRate)
+	for _, p := range phases {
+		fmt.Printf("%-34s %12.0f %14s %14s\n", fmt.Sprintf("relay, %d instance(s)", p.instances), p.rate, p.p50.Round(time.Millisecond), p.p99.Round(time.Millisecond))
+	}
+	fmt.Printf("4 instances = %.1f%% of the raw rate (target >= 50%%)\n", 100*phases[len(phases)-1].rate/rawRate)
+	fmt.Printf("steady %d events/s for %s (%d events), 1 instance: commit->SENT p50 %s, p99 %s (target p99 < 500ms)\n",
+		rate, steady, total, sp50.Round(time.Millisecond), sp99.Round(time.Millisecond))
+	return nil
+}
+
+// latencies records claim-to-completion time per claimed row.
+type latencies struct {
+	mu      sync.Mutex
+	claimed map[string]time.Time
+	d       []time.Duration
+}
+
+func (l *latencies) Claimed(_ string, c outbox.Claim) {
+	l.mu.Lock()
+	l.claimed[c.Token] = time.Now()
+	l.mu.Unlock()
+}
+
+func (l *latencies) Completed(_ string, c outbox.Claim, sent, _, _ int64) {
+	l.mu.Lock()
+	d := time.Since(l.claimed[c.Token])
+	for range sent {
+		l.d = append(l.d, d)
+	}
+	l.mu.Unlock()
+}
+
+func (l *latencies) percentiles() (time.Duration, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return pct(l.d, 0.50), pct(l.d, 0.99)
+}
+
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[int(p*float64(len(d)-1))]
+}
+
+func sentCount(ctx context.Context, shards []shardDB) (int, error) {
+	total := 0
+	for _, s := range shards {
+		var n int
+		if err := s.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM outbox_event WHERE status = 'SENT'").Scan(&n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func checkAllSent(ctx context.Context, shards []shardDB, want int) error {
+	n, err := sentCount(ctx, shards)
+	if err != nil {
+		return err
+	}
+	if n != want {
+		return fmt.Errorf("%d rows SENT, want %d", n, want)
+	}
+	return nil
+}
+
+func resetNew(ctx context.Context, shards []shardDB) error {
+	for _, s := range shards {
+		if _, err := s.db.ExecContext(ctx, "UPDATE outbox_event SET status = 'NEW', due_time = create_time, claim_token = NULL, sent_time = NULL, attempts = 0"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func truncate(ctx context.Context, shards []shardDB) error {
+	for _, s := range shards {
+		if _, err := s.db.ExecContext(ctx, "TRUNCATE TABLE outbox_event"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// produceSteady commits events at rate per second, alternating shards, in
+// one transaction per event (as the write path does).
+func produceSteady(ctx context.Context, shards []shardDB, rate int, d time.Duration) (int, error) {
+	interval := time.Second / time.Duration(rate)
+	next := time.Now()
+	end := next.Add(d)
+	n := 0
+	for time.Now().Before(end) {
+		s := shards[n%2]
+		now := time.Now().UTC()
+		ev := outboxtest.Event(s.repo.ShardID(), int64(50_000_000+n), now)
+		if err := outbox.Write(ctx, s.db, ev, now.Truncate(time.Millisecond)); err != nil {
+			return n, err
+		}
+		n++
+		next = next.Add(interval)
+		if w := time.Until(next); w > 0 {
+			time.Sleep(w)
+		}
+	}
+	return n, nil
+}
+
+func commitToSent(ctx context.Context, shards []shardDB) (time.Duration, time.Duration, error) {
+	var d []time.Duration
+	for _, s := range shards {
+		rows, err := s.db.QueryContext(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, create_time, sent_time) FROM outbox_event")
+		if err != nil {
+			return 0, 0, err
+		}
+		for rows.Next() {
+			var us int64
+			if err := rows.Scan(&us); err != nil {
+				rows.Close()
+				return 0, 0, err
+			}
+			d = append(d, time.Duration(us)*time.Microsecond)
+		}
+		rows.Close()
+	}
+	return pct(d, 0.50), pct(d, 0.99), nil
+}
+
+var _ pulsar.Client // the bench publishes through relay.PulsarPublisher
