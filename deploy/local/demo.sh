@@ -50,6 +50,22 @@ echo
 echo "== relay administration: $G -H 'authorization: Bearer dev-viewer' 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats"
 $G -H "authorization: Bearer dev-viewer" 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats
 
+echo
+echo "== the consumer applied both versions to ClickHouse; the campaign report (current state: latest version, tombstones excluded)"
+CH="clickhouse-client --port $RS_CH_PORT -d $RS_CH_DATABASE"
+for _ in $(seq 1 50); do
+  v=$($CH -q "SELECT version FROM fitness_result_current WHERE data_id = 900001" 2>/dev/null || true)
+  [ "$v" = 2 ] && break
+  sleep 0.2
+done
+echo "physical versions of 900001:"
+$CH -q "SELECT data_id, version, toString(result) AS result, event_id FROM fitness_result_versions WHERE data_id = 900001 ORDER BY version FORMAT PrettyCompactNoEscapes"
+echo "report_campaign_project for campaign 10001:"
+$CH -q "SELECT project_id, unit, results, toString(mean_result) AS mean, toString(min_result) AS min, toString(max_result) AS max FROM report_campaign_project WHERE detect_id = 10001 FORMAT PrettyCompactNoEscapes"
+echo
+echo "== projection lag: $G -H 'authorization: Bearer dev-viewer' 127.0.0.1:7103 fitness.v1.ProjectionService/GetProjectionStatus"
+$G -H "authorization: Bearer dev-viewer" 127.0.0.1:7103 fitness.v1.ProjectionService/GetProjectionStatus
+
 cat <<EOT
 
 == the platform is up

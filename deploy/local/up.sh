@@ -18,7 +18,12 @@ done
 # The events topic: partitioned, keyed by data_id (a record's versions meet in
 # one partition; consumers share partitions through a Failover subscription).
 topic=http://127.0.0.1:$RS_PULSAR_WEB_PORT/admin/v2/persistent/public/default/fitness-result-changed
-partitions() { curl -sf "$topic/partitions" | sed -n 's/.*"partitions":\([0-9]*\).*/\1/p'; }
+# Prints the partition count; 0 when the topic is plain or does not exist.
+partitions() {
+  local n
+  n=$(curl -s "$topic/partitions" | sed -n 's/.*"partitions":\([0-9]*\).*/\1/p')
+  echo "${n:-0}"
+}
 if [ "$(partitions)" = 0 ]; then
   # A plain topic of that name (created implicitly by a producer) would shadow
   # the partitioned one: remove it, it holds only already-delivered local events.

@@ -1,0 +1,331 @@
+package consumer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"testing"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/canonical"
+	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/consumer"
+	"github.com/resultsync/resultsync/pkg/infratest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type fixture struct {
+	ch       *infratest.ClickHouseDatabase
+	proj     *chstore.Projection
+	client   pulsar.Client
+	topic    string
+	producer pulsar.Producer
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ch := infratest.NewClickHouseDatabase(t, true)
+	client := infratest.NewPulsarClient(t)
+	topic := infratest.Topic(t, "consumer")
+	p, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return &fixture{ch: ch, proj: chstore.NewProjection(ch.Conn), client: client, topic: topic, producer: p}
+}
+
+// instance is one running consumer.
+type instance struct {
+	c    *consumer.Consumer
+	stop func() error
+}
+
+// start runs a consumer instance of the fixture's subscription writing
+// through w (the fixture's projection when nil).
+func (f *fixture) start(t *testing.T, w consumer.Writer, hooks consumer.Hooks) *instance {
+	t.Helper()
+	if w == nil {
+		w = f.proj
+	}
+	cons, err := consumer.Subscribe(f.client, f.topic, "projection")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq, err := consumer.NewDLQ(f.client, f.topic+"-dlq", f.proj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := consumer.DefaultConfig()
+	cfg.BatchWait = 50 * time.Millisecond
+	cfg.RetryBase = 50 * time.Millisecond
+	cfg.RetryMax = 200 * time.Millisecond
+	c, err := consumer.New(quiet, cfg, cons, w, dlq, nil, nil, hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+			cons.Close()
+			dlq.Close()
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return &instance{c: c, stop: stop}
+}
+
+func event(dataID, version int64, result string, deleted bool) *fitnessv1.FitnessResultChanged {
+	return &fitnessv1.FitnessResultChanged{
+		EventId: canonical.EventID(dataID, version), DataId: dataID, DetectId: 10001, UserId: 4, ProjectId: 3,
+		SchoolId: 7, Grade: 5, Version: version, Result: result, Unit: "m", IsDeleted: deleted, SchemaVersion: 1,
+		SourceCommitTime: timestamppb.Now(), ShardId: "shard-1",
+	}
+}
+
+func (f *fixture) send(t *testing.T, evs ...*fitnessv1.FitnessResultChanged) {
+	t.Helper()
+	for _, ev := range evs {
+		b, err := proto.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.sendRaw(t, fmt.Sprint(ev.GetDataId()), ev.GetEventId(), b)
+	}
+}
+
+func (f *fixture) sendRaw(t *testing.T, key, eventID string, payload []byte) {
+	t.Helper()
+	if _, err := f.producer.Send(context.Background(), &pulsar.ProducerMessage{Key: key, Payload: payload,
+		Properties: map[string]string{"event_id": eventID}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (i *instance) waitApplied(t *testing.T, n int64) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d applied events", n), 30*time.Second, func() bool { return i.c.Lag().Applied() >= n })
+}
+
+func (f *fixture) state(t *testing.T) []chstore.Current {
+	t.Helper()
+	s, err := f.proj.CurrentState(context.Background(), 10001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func (f *fixture) report(t *testing.T) []chstore.ProjectReport {
+	t.Helper()
+	r, err := f.proj.CampaignReport(context.Background(), 10001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (f *fixture) physical(t *testing.T) uint64 {
+	t.Helper()
+	var n uint64
+	if err := f.ch.Conn.QueryRow(context.Background(), "SELECT count() FROM fitness_result_versions").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func cur(dataID, version int64, result string) chstore.Current {
+	return chstore.Current{DataID: dataID, Version: version, SchoolID: 7, ProjectID: 3, Grade: 5, Result: result, Unit: "m"}
+}
+
+func TestVersion2BeforeVersion1(t *testing.T) {
+	f := newFixture(t)
+	in := f.start(t, nil, consumer.Hooks{})
+	f.send(t, event(900001, 2, "2.31", false), event(900001, 1, "2.21", false))
+	in.waitApplied(t, 2)
+	if diff := cmp.Diff([]chstore.Current{cur(900001, 2, "2.310")}, f.state(t)); diff != "" {
+		t.Errorf("current state (-want +got):\n%s", diff)
+	}
+}
+
+func TestSameVersionFiveTimesCountsOnce(t *testing.T) {
+	f := newFixture(t)
+	in := f.start(t, nil, consumer.Hooks{})
+	for range 5 {
+		f.send(t, event(900001, 1, "2.21", false))
+	}
+	f.send(t, event(900002, 1, "1.50", false))
+	in.waitApplied(t, 6)
+	if got := f.physical(t); got < 6 {
+		t.Errorf("physical rows = %d; the test needs the duplicates stored", got)
+	}
+	if diff := cmp.Diff([]chstore.Current{cur(900001, 1, "2.210"), cur(900002, 1, "1.500")}, f.state(t)); diff != "" {
+		t.Errorf("current state (-want +got):\n%s", diff)
+	}
+	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 2, Mean: "1.855", Min: "1.500", Max: "2.210"}}
+	if diff := cmp.Diff(want, f.report(t)); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+}
+
+func TestTombstoneLeavesStateAndReports(t *testing.T) {
+	f := newFixture(t)
+	in := f.start(t, nil, consumer.Hooks{})
+	f.send(t, event(900001, 1, "2.21", false), event(900002, 1, "1.50", false), event(900001, 2, "2.21", true))
+	in.waitApplied(t, 3)
+	if diff := cmp.Diff([]chstore.Current{cur(900002, 1, "1.500")}, f.state(t)); diff != "" {
+		t.Errorf("current state (-want +got):\n%s", diff)
+	}
+	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 1, Mean: "1.500", Min: "1.500", Max: "1.500"}}
+	if diff := cmp.Diff(want, f.report(t)); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+}
+
+// Failure point: the consumer crashed between the ClickHouse insert and the
+// acknowledgment. The redelivered batch leaves state and reports unchanged.
+func TestCrashBetweenInsertAndAck(t *testing.T) {
+	f := newFixture(t)
+	crash := errors.New("killed after insert")
+	first := f.start(t, nil, consumer.Hooks{AfterInsert: func(context.Context) error { return crash }})
+	evs := []*fitnessv1.FitnessResultChanged{event(900001, 1, "2.21", false), event(900001, 2, "2.31", false), event(900002, 1, "1.50", false)}
+	f.send(t, evs...)
+	waitFor(t, "the crashed instance's insert", 30*time.Second, func() bool { return f.physical(t) >= 3 })
+	time.Sleep(100 * time.Millisecond)
+	if err := first.stop(); !errors.Is(err, consumer.ErrCrashed) {
+		t.Fatalf("first instance ended with %v, want a crash after insert", err)
+	}
+	state, report := f.state(t), f.report(t)
+	if len(state) != 2 {
+		t.Fatalf("state after the crash = %v", state)
+	}
+
+	second := f.start(t, nil, consumer.Hooks{})
+	second.waitApplied(t, int64(len(evs)))
+	if got := f.physical(t); got != 2*uint64(len(evs)) {
+		t.Errorf("physical rows = %d, want %d (the batch was redelivered and written again)", got, 2*len(evs))
+	}
+	if diff := cmp.Diff(state, f.state(t)); diff != "" {
+		t.Errorf("state changed by the redelivery (-before +after):\n%s", diff)
+	}
+	if diff := cmp.Diff(report, f.report(t)); diff != "" {
+		t.Errorf("report changed by the redelivery (-before +after):\n%s", diff)
+	}
+}
+
+// backlog reads the subscription's unacknowledged message count from the
+// broker's admin API.
+func backlog(t *testing.T, topic, sub string) int64 {
+	t.Helper()
+	path := strings.TrimPrefix(topic, "persistent://")
+	resp, err := http.Get(infratest.PulsarAdminURL() + "/admin/v2/persistent/" + path + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st struct {
+		Subscriptions map[string]struct {
+			MsgBacklog int64 `json:"msgBacklog"`
+		} `json:"subscriptions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st.Subscriptions[sub].MsgBacklog
+}
+
+// Failure point: ClickHouse is down for a while. Nothing is acknowledged
+// while it is down, nothing is lost, and the projection catches up.
+func TestClickHouseDown(t *testing.T) {
+	f := newFixture(t)
+	proxy := infratest.NewProxy(t, infratest.ClickHouseAddr())
+	conn, err := chstore.Open(context.Background(), chstore.Options{Addr: proxy.Addr(), Database: f.ch.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	in := f.start(t, chstore.NewProjection(conn), consumer.Hooks{})
+
+	proxy.Down()
+	const n = 20
+	for i := range int64(n) {
+		f.send(t, event(900000+i, 1, "2.00", false))
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if got := in.c.Lag().Applied(); got != 0 {
+		t.Fatalf("%d events applied while ClickHouse was down", got)
+	}
+	if got := backlog(t, f.topic, "projection"); got != n {
+		t.Errorf("subscription backlog while ClickHouse is down = %d, want %d (nothing acknowledged)", got, n)
+	}
+	proxy.Up()
+	in.waitApplied(t, n)
+	if got := len(f.state(t)); got != n {
+		t.Errorf("records after catching up = %d, want %d", got, n)
+	}
+	waitFor(t, "an empty backlog", 10*time.Second, func() bool { return backlog(t, f.topic, "projection") == 0 })
+}
+
+// A malformed event and an event of an unknown schema version go to the
+// dead-letter topic while the events behind them are applied.
+func TestDeadLetters(t *testing.T) {
+	f := newFixture(t)
+	dlqCol := infratest.Collect(t, f.client, f.topic+"-dlq")
+	in := f.start(t, nil, consumer.Hooks{})
+	f.sendRaw(t, "1", "garbage", []byte("\xff\xffnot a protobuf"))
+	v2 := event(900005, 1, "2.21", false)
+	v2.SchemaVersion = 2
+	bad := event(900006, 1, "NaN", false)
+	f.send(t, v2, bad, event(900007, 1, "2.31", false))
+	in.waitApplied(t, 1)
+	waitFor(t, "3 dead letters", 10*time.Second, func() bool { return in.c.Lag().DeadLettered() >= 3 })
+	if diff := cmp.Diff([]chstore.Current{cur(900007, 1, "2.310")}, f.state(t)); diff != "" {
+		t.Errorf("current state (-want +got):\n%s", diff)
+	}
+	dlqCol.WaitDistinct(t, 3, 10*time.Second)
+	dl, err := f.proj.DeadLetters(context.Background(), 0, 10)
+	if err != nil || len(dl) != 3 {
+		t.Fatalf("dead letters listed = %v, %v", dl, err)
+	}
+	reasons := ""
+	for _, d := range dl {
+		reasons += d.Reason + "\n"
+	}
+	for _, want := range []string{"malformed payload", "unknown schema version 2", "result"} {
+		if !strings.Contains(reasons, want) {
+			t.Errorf("dead-letter reasons lack %q:\n%s", want, reasons)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+// Package projectionapi implements fitness.v1.ProjectionService: projection
+// lag per source shard and the dead-lettered events.
+package projectionapi
+
+import (
+	"context"
+	"encoding/base64"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/consumer"
+)
+
+// DeadLetterLister lists dead letters (chstore.Projection).
+type DeadLetterLister interface {
+	DeadLetters(ctx context.Context, beforeMs int64, limit int) ([]chstore.DeadLetter, error)
+}
+
+// Service implements fitness.v1.ProjectionService.
+type Service struct {
+	fitnessv1.UnimplementedProjectionServiceServer
+	lag  *consumer.Lag
+	dead DeadLetterLister
+}
+
+// New returns the service.
+func New(lag *consumer.Lag, dead DeadLetterLister) *Service { return &Service{lag: lag, dead: dead} }
+
+// GetProjectionStatus implements fitness.v1.ProjectionService.
+func (s *Service) GetProjectionStatus(context.Context, *fitnessv1.GetProjectionStatusRequest) (*fitnessv1.GetProjectionStatusResponse, error) {
+	resp := &fitnessv1.GetProjectionStatusResponse{AppliedEvents: s.lag.Applied(), DeadLetteredEvents: s.lag.DeadLettered()}
+	for _, l := range s.lag.Snapshot(time.Now()) {
+		resp.Shards = append(resp.Shards, &fitnessv1.ShardLag{
+			ShardId: l.ShardID, NewestAppliedCommitTime: timestamppb.New(l.NewestCommit),
+			Lag: durationpb.New(l.Lag.Truncate(time.Millisecond)), IngestDelay: durationpb.New(l.IngestDelay),
+		})
+	}
+	return resp, nil
+}
+
+// ListDeadLetters implements fitness.v1.ProjectionService.
+func (s *Service) ListDeadLetters(ctx context.Context, req *fitnessv1.ListDeadLettersRequest) (*fitnessv1.ListDeadLettersResponse, error) {
+	size := int(req.GetPageSize())
+	switch {
+	case size < 0:
+		return nil, status.Error(codes.InvalidArgument, "page_size must not be negative")
+	case size == 0:
+		size = 100
+	case size > 1000:
+		size = 1000
+	}
+	var before int64
+	if tok := req.GetPageToken(); tok != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(tok)
+		if err == nil {
+			before, err = strconv.ParseInt(string(raw), 10, 64)
+		}
+		if err != nil || before <= 0 {
+			return nil, status.Error(codes.InvalidArgument, "malformed page_token")
+		}
+	}
+	dl, err := s.dead.DeadLetters(ctx, before, size+1)
+	if err != nil {
+		return nil, status.Error(codes.Unavailable, err.Error())
+	}
+	resp := &fitnessv1.ListDeadLettersResponse{}
+	if len(dl) > size {
+		dl = dl[:size]
+		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(dl[size-1].Time.UnixMilli(), 10)))
+	}
+	for _, d := range dl {
+		resp.DeadLetters = append(resp.DeadLetters, &fitnessv1.DeadLetter{MessageId: d.MessageID, EventId: d.EventID, Reason: d.Reason, CreateTime: timestamppb.New(d.Time)})
+	}
+	return resp, nil
+}
