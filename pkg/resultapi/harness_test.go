@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/outbox"
