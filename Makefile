@@ -79,3 +79,4 @@ test: tools up ## Install what is missing, start the infrastructure, run every c
 bench: up ## Run the benchmarks against the local stack and print their figures.
 	$(GO) run ./bench/writepath
 	$(GO) run ./bench/relay
+	$(GO) run ./bench/consumer

@@ -50,6 +50,10 @@ type Hooks struct {
 	// AfterInsert runs after ClickHouse acknowledged a batch and before the
 	// messages are acknowledged; an error stops Run there (a crash).
 	AfterInsert func(ctx context.Context) error
+	// Applied, when set, sees every batch once its messages are acknowledged,
+	// with the time ClickHouse acknowledged the insert (for freshness
+	// measurements).
+	Applied func(rows []chstore.Row, insertAcked time.Time)
 }
 
 // Consumer is one consumer instance.
@@ -82,40 +86,74 @@ func (c *Consumer) Lag() *Lag { return c.lag }
 // ErrCrashed is returned by Run when the AfterInsert hook stopped it.
 var ErrCrashed = errors.New("consumer stopped between insert and acknowledgment")
 
-// Run consumes until ctx ends. Messages of a batch that was not written are
-// never acknowledged, so the broker redelivers them (to this instance after a
-// reconnect, or to another).
-func (c *Consumer) Run(ctx context.Context) error {
+// Run consumes until ctx ends. Batches are written by a second goroutine
+// while the next batch is being received (at most one batch waits), so
+// receiving and inserting overlap. Messages of a batch that was not written
+// are never acknowledged, so the broker redelivers them (to this instance
+// after a reconnect, or to another).
+func (c *Consumer) Run(ctx context.Context) (runErr error) {
+	type batch struct {
+		msgs []pulsar.Message
+		rows []chstore.Row
+	}
+	batches := make(chan batch, 1)
+	flushErr := make(chan error, 1)
+	go func() {
+		defer close(flushErr)
+		for b := range batches {
+			if err := c.flush(ctx, b.msgs, b.rows); err != nil {
+				flushErr <- err
+				for range batches { // drain; nothing more is acknowledged
+				}
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(batches)
+		if err := <-flushErr; err != nil && runErr == nil {
+			runErr = err
+		}
+	}()
+
 	var msgs []pulsar.Message
 	var rows []chstore.Row
-	deadline := time.Time{}
-	for {
-		if ctx.Err() != nil {
-			return nil
+	var deadline time.Time
+	send := func() bool {
+		select {
+		case batches <- batch{msgs, rows}:
+		case err := <-flushErr:
+			runErr = err
+			return false
+		case <-ctx.Done():
+			return false
+		}
+		msgs, rows, deadline = nil, nil, time.Time{}
+		return true
+	}
+	for ctx.Err() == nil {
+		if len(msgs) > 0 && (len(msgs) >= c.cfg.BatchSize || !c.now().Before(deadline)) {
+			if !send() {
+				break
+			}
+			continue
 		}
 		wait := c.cfg.BatchWait
 		if !deadline.IsZero() {
 			wait = time.Until(deadline)
 		}
-		if len(msgs) > 0 && (len(msgs) >= c.cfg.BatchSize || wait <= 0) {
-			if err := c.flush(ctx, msgs, rows); err != nil {
-				return err
-			}
-			msgs, rows, deadline = msgs[:0], rows[:0], time.Time{}
-			continue
-		}
 		rctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
 		msg, err := c.cons.Receive(rctx)
 		cancel()
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if !errors.Is(err, context.DeadlineExceeded) {
+			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 				c.log.Warn("receiving", "err", err)
 			}
-			if len(msgs) > 0 && deadline.IsZero() {
-				deadline = c.now()
+			select {
+			case err := <-flushErr:
+				runErr = err
+				return runErr
+			default:
 			}
 			continue
 		}
@@ -130,12 +168,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 		msgs = append(msgs, msg)
 		rows = append(rows, ToRow(ev, c.cfg.Epoch, 0))
 	}
+	return runErr
 }
 
 // flush writes rows until ClickHouse acknowledges them (backing off while it
 // fails), then acknowledges their messages.
 func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chstore.Row) error {
 	wait := c.cfg.RetryBase
+	var acked time.Time
 	for attempt := 1; ; attempt++ {
 		ingest := c.now().UnixMilli()
 		for i := range rows {
@@ -143,7 +183,8 @@ func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chst
 		}
 		start := time.Now()
 		err := c.w.Insert(ctx, rows)
-		c.m.insertSeconds.Observe(time.Since(start).Seconds())
+		acked = time.Now()
+		c.m.insertSeconds.Observe(acked.Sub(start).Seconds())
 		if err == nil {
 			break
 		}
@@ -169,6 +210,9 @@ func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chst
 	c.m.applied.Add(float64(len(rows)))
 	for _, r := range rows {
 		c.lag.Observe(r.ShardID, r.SourceCommitMs, r.IngestMs)
+	}
+	if c.hooks.Applied != nil {
+		c.hooks.Applied(rows, acked)
 	}
 	return nil
 }

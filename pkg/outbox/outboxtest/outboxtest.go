@@ -19,8 +19,8 @@ import (
 // Event returns the version-1 event of a standing long jump for dataID.
 func Event(shardID string, dataID int64, now time.Time) *fitnessv1.FitnessResultChanged {
 	return &fitnessv1.FitnessResultChanged{
-		EventId: canonical.EventID(dataID, 1), DataId: dataID, DetectId: 10001, UserId: dataID % 5000,
-		ProjectId: 3, SchoolId: dataID % 97, Grade: int32(1 + dataID%12), Version: 1,
+		EventId: canonical.EventID(dataID, 1), DataId: dataID, DetectId: 10001, UserId: 1 + dataID%5000,
+		ProjectId: 3, SchoolId: 1 + dataID%97, Grade: int32(1 + dataID%12), Version: 1,
 		Result: fmt.Sprintf("%d.%02d", 1+dataID%3, dataID%100), Unit: "m", SchemaVersion: 1,
 		SourceCommitTime: timestamppb.New(now), ShardId: shardID,
 	}

@@ -1,0 +1,314 @@
+// Command consumer measures the consumer against the local Pulsar and
+// ClickHouse, in one run:
+//
+//   - ceiling A: consume and acknowledge a pre-filled topic without writing;
+//
+//   - ceiling B: raw batched clickhouse-go inserts of the same rows;
+//
+//   - consumer: the consumer draining the same topic into ClickHouse;
+//
+//   - freshness: a steady stream committed to a MariaDB shard outbox, relayed
+//     and consumed: commit-to-visible (insert acknowledged, so visible to the
+//     current-state query) p50/p99.
+//
+//     go run ./bench/consumer -events 200000 -rate 1000 -steady 10s
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/consumer"
+	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/outbox"
+	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/schema"
+)
+
+func main() {
+	events := flag.Int("events", 200000, "events in the pre-filled topic")
+	rate := flag.Int("rate", 1000, "steady stream rate, events/s")
+	steady := flag.Duration("steady", 10*time.Second, "steady stream duration")
+	flag.Parse()
+	if err := run(context.Background(), *events, *rate, *steady); err != nil {
+		fmt.Fprintln(os.Stderr, "consumer bench:", err)
+		os.Exit(1)
+	}
+}
+
+var log = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func run(ctx context.Context, n, rate int, steady time.Duration) error {
+	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	admin, err := chstore.Open(ctx, chstore.Options{Addr: infratest.ClickHouseAddr(), Database: "default"})
+	if err != nil {
+		return fmt.Errorf("local ClickHouse (run `make up`): %w", err)
+	}
+	defer admin.Close()
+	newDB := func() (*chstore.Projection, func(), error) {
+		name := "rs_bench_" + infratest.Suffix()
+		if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+			return nil, nil, err
+		}
+		conn, err := chstore.Open(ctx, chstore.Options{Addr: infratest.ClickHouseAddr(), Database: name})
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := schema.ApplyClickHouse(ctx, conn); err != nil {
+			return nil, nil, err
+		}
+		return chstore.NewProjection(conn), func() { conn.Close(); _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name) }, nil
+	}
+
+	// Pre-fill the topic.
+	topic := pulsarbus.Topic("public", "default", "bench-consumer-"+infratest.Suffix())
+	prod, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, BatchingMaxPublishDelay: time.Millisecond, MaxPendingMessages: 20000})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("filling %s with %d events...\n", topic, n)
+	now := time.Now()
+	var rows []chstore.Row
+	var wg sync.WaitGroup
+	var sendErr error
+	var mu sync.Mutex
+	// Subscriptions must exist before the messages, or the topic keeps nothing.
+	subs := map[string]pulsar.Consumer{}
+	for _, name := range []string{"ack-only", "consumer"} {
+		c, err := consumer.Subscribe(client, topic, name)
+		if err != nil {
+			return err
+		}
+		subs[name] = c
+	}
+	for i := range n {
+		ev := outboxtest.Event("shard-0", int64(1_000_000+i), now)
+		rows = append(rows, consumer.ToRow(ev, 0, now.UnixMilli()))
+		b, _ := proto.Marshal(ev)
+		wg.Add(1)
+		prod.SendAsync(ctx, &pulsar.ProducerMessage{Key: fmt.Sprint(ev.GetDataId()), Payload: b,
+			Properties: map[string]string{"event_id": ev.GetEventId()}}, func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
+			if err != nil {
+				mu.Lock()
+				sendErr = err
+				mu.Unlock()
+			}
+			wg.Done()
+		})
+	}
+	wg.Wait()
+	prod.Close()
+	if sendErr != nil {
+		return sendErr
+	}
+
+	// Ceiling A: consume and acknowledge only.
+	start := time.Now()
+	c := subs["ack-only"]
+	for range n {
+		m, err := c.Receive(ctx)
+		if err != nil {
+			return err
+		}
+		if _, err := consumer.Decode(m.Payload()); err != nil {
+			return err
+		}
+		_ = c.Ack(m)
+	}
+	ackRate := float64(n) / time.Since(start).Seconds()
+	c.Close()
+
+	// Ceiling B: raw batched inserts of the same rows.
+	proj, drop, err := newDB()
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	for i := 0; i < n; i += 5000 {
+		if err := proj.Insert(ctx, rows[i:min(i+5000, n)]); err != nil {
+			drop()
+			return err
+		}
+	}
+	insertRate := float64(n) / time.Since(start).Seconds()
+	drop()
+
+	// The consumer.
+	proj, drop, err = newDB()
+	if err != nil {
+		return err
+	}
+	defer drop()
+	cons, err := consumer.New(log, consumer.DefaultConfig(), subs["consumer"], proj, nopDLQ{}, nil, nil, consumer.Hooks{})
+	if err != nil {
+		return err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	start = time.Now()
+	go func() { _ = cons.Run(cctx); close(done) }()
+	for cons.Lag().Applied() < int64(n) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	consRate := float64(n) / time.Since(start).Seconds()
+	cancel()
+	<-done
+	subs["consumer"].Close()
+
+	p50, p99, total, err := freshness(ctx, client, newDB, rate, steady)
+	if err != nil {
+		return err
+	}
+	lower := min(ackRate, insertRate)
+	fmt.Printf("\nconsumer: %d events, Pulsar standalone + ClickHouse 18.16 on one 2-core machine, batch %d\n", n, consumer.DefaultConfig().BatchSize)
+	fmt.Printf("%-44s %12s\n", "phase", "events/s")
+	fmt.Printf("%-44s %12.0f\n", "ceiling A: consume + ack, no write", ackRate)
+	fmt.Printf("%-44s %12.0f\n", "ceiling B: raw batched insert (5000 rows)", insertRate)
+	fmt.Printf("%-44s %12.0f\n", "consumer: topic -> ClickHouse, ack after insert", consRate)
+	fmt.Printf("consumer = %.1f%% of the lower ceiling (target >= 60%%)\n", 100*consRate/lower)
+	fmt.Printf("freshness at %d events/s for %s (%d events): commit -> visible p50 %s, p99 %s (target p99 < 1s)\n",
+		rate, steady, total, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+	return nil
+}
+
+type nopDLQ struct{}
+
+func (nopDLQ) DeadLetter(context.Context, pulsar.Message, string) error { return nil }
+
+// freshness commits events into a MariaDB shard outbox at rate, relays and
+// consumes them, and measures commit -> insert acknowledged.
+func freshness(ctx context.Context, client pulsar.Client, newDB func() (*chstore.Projection, func(), error), rate int, d time.Duration) (time.Duration, time.Duration, int, error) {
+	dbAdmin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer dbAdmin.Close()
+	name := "rs_bench_" + infratest.Suffix()
+	if _, err := dbAdmin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		return 0, 0, 0, err
+	}
+	defer dbAdmin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name) //nolint:errcheck
+	db, err := mysqldb.Open(ctx, infratest.MySQLServerDSN()+name, mysqldb.Options{MaxOpen: 8})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer db.Close()
+	if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
+		return 0, 0, 0, err
+	}
+	repo := outbox.NewRepo("shard-0", db)
+	topic := pulsarbus.Topic("public", "default", "bench-fresh-"+infratest.Suffix())
+	sub, err := consumer.Subscribe(client, topic, "projection")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer sub.Close()
+	pub, err := relay.NewPulsarPublisher(client, topic, 5*time.Second)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer pub.Close()
+	rl, err := relay.New(log, relay.DefaultConfig(), pub, []relay.Store{repo}, nil, nil)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	proj, drop, err := newDB()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer drop()
+	var mu sync.Mutex
+	var lat []time.Duration
+	cfg := consumer.DefaultConfig()
+	cfg.BatchWait = 50 * time.Millisecond
+	cons, err := consumer.New(log, cfg, sub, proj, nopDLQ{}, nil, nil, consumer.Hooks{Applied: func(rows []chstore.Row, at time.Time) {
+		mu.Lock()
+		for _, r := range rows {
+			lat = append(lat, at.Sub(time.UnixMilli(r.SourceCommitMs)))
+		}
+		mu.Unlock()
+	}})
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = rl.Run(cctx) }()
+	go func() { defer wg.Done(); _ = cons.Run(cctx) }()
+	defer func() { cancel(); wg.Wait() }()
+
+	// Warm-up: one event through the whole path before measuring.
+	warm := time.Now().UTC().Truncate(time.Millisecond)
+	if err := outbox.Write(ctx, db, outboxtest.Event("shard-0", 69_999_999, warm), warm); err != nil {
+		return 0, 0, 0, err
+	}
+	for cons.Lag().Applied() < 1 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	lat = lat[:0]
+	mu.Unlock()
+
+	// Four writers, each committing rate/4 events per second, one
+	// transaction per event (as the write path does).
+	const writers = 4
+	var total atomic.Int64
+	var werr error
+	var wmu sync.Mutex
+	var ww sync.WaitGroup
+	for w := range writers {
+		ww.Add(1)
+		go func() {
+			defer ww.Done()
+			interval := time.Second * writers / time.Duration(rate)
+			next := time.Now()
+			end := next.Add(d)
+			for i := 0; time.Now().Before(end); i++ {
+				now := time.Now().UTC().Truncate(time.Millisecond)
+				ev := outboxtest.Event("shard-0", int64(70_000_000+w*10_000_000+i), now)
+				if err := outbox.Write(ctx, db, ev, now); err != nil {
+					wmu.Lock()
+					werr = err
+					wmu.Unlock()
+					return
+				}
+				total.Add(1)
+				next = next.Add(interval)
+				if wait := time.Until(next); wait > 0 {
+					time.Sleep(wait)
+				}
+			}
+		}()
+	}
+	ww.Wait()
+	if werr != nil {
+		return 0, 0, 0, werr
+	}
+	for cons.Lag().Applied() < 1+total.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return lat[len(lat)/2], lat[len(lat)*99/100], int(total.Load()), nil
+}
