@@ -31,12 +31,12 @@ import (
 const SchemaVersion = 1
 
 // RevisionSlots is the number of stripes of a campaign's revision counter.
-const RevisionSlots = 64
+const RevisionSlots = 1024
 
 // revisionSlot spreads records over the stripes with a multiplicative hash,
 // so that neighbouring ids (and ids with a common stride) use different rows.
 func revisionSlot(dataID int64) int64 {
-	return int64((uint64(dataID) * 0x9E3779B97F4A7C15) >> 58) // top 6 bits: 0..63
+	return int64((uint64(dataID) * 0x9E3779B97F4A7C15) >> 54) // top 10 bits: 0..1023
 }
 
 // Errors returned by the store; the RPC edge maps them to status codes.

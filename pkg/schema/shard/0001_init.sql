@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS fitness_result (
   KEY idx_campaign_project (detect_id, project_id, data_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 
--- The campaign revision is striped over 64 slots (a hash of data_id) so that
+-- The campaign revision is striped over 1024 slots (a hash of data_id) so that
 -- concurrent changes to one campaign do not all queue on one row lock; the
 -- revision of a campaign is SUM(revision) over its slots and moves with every
 -- committed change.
