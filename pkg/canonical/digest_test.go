@@ -1,0 +1,53 @@
+package canonical_test
+
+import (
+	"testing"
+
+	"github.com/resultsync/resultsync/pkg/canonical"
+)
+
+func TestDigestVectors(t *testing.T) {
+	vs, err := canonical.Vectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) < 8 {
+		t.Fatalf("only %d vectors", len(vs))
+	}
+	for _, v := range vs {
+		t.Run(v.Name, func(t *testing.T) {
+			s, err := canonical.String(v.Record)
+			if err != nil || s != v.Canonical {
+				t.Errorf("String = %q, %v; want %q", s, err, v.Canonical)
+			}
+			d, err := canonical.Digest(v.Record)
+			if err != nil || d != v.DigestValue() {
+				t.Errorf("Digest = %d, %v; want %s", d, err, v.Digest)
+			}
+		})
+	}
+}
+
+func TestTrailingZerosDoNotChangeTheDigest(t *testing.T) {
+	a := canonical.Record{DataID: 1, Version: 2, DetectID: 3, ProjectID: 3, SchoolID: 7, Grade: 5, Result: "2.31", Unit: "m"}
+	b := a
+	b.Result = "2.310"
+	da, _ := canonical.Digest(a)
+	db, _ := canonical.Digest(b)
+	if da != db {
+		t.Errorf("2.31 and 2.310 digest differently: %d vs %d", da, db)
+	}
+	c := a
+	c.SchoolID = 8
+	if dc, _ := canonical.Digest(c); dc == da {
+		t.Error("a different school gives the same digest")
+	}
+}
+
+func TestFixed(t *testing.T) {
+	for in, want := range map[string]string{"2.31": "2.310", "-1.5": "-1.500", "0": "0.000", "7": "7.000", "0.001": "0.001", "-0.5": "-0.500"} {
+		if got, err := canonical.Fixed(in); err != nil || got != want {
+			t.Errorf("Fixed(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
