@@ -1,0 +1,156 @@
+package reconcile
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// MySQLSource is the authoritative side: every shard's fitness_result,
+// combined (a record lives on exactly one shard, so counts add and XORs
+// combine). It never reads another projection.
+type MySQLSource struct {
+	Shards []*sql.DB
+}
+
+const mysqlVersionHash = "((CAST(data_id AS UNSIGNED) << 20) ^ (CAST(version AS UNSIGNED) << 1) ^ is_deleted)"
+
+// Buckets implements Side.
+func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
+	where, args := s.where()
+	out := map[int]BucketSum{}
+	for i, db := range m.Shards {
+		rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
+			FROM fitness_result WHERE %s GROUP BY b`, n, mysqlVersionHash, where), args...)
+		if err != nil {
+			return nil, fmt.Errorf("shard %d buckets: %w", i, err)
+		}
+		for rows.Next() {
+			var b int
+			var x BucketSum
+			if err := rows.Scan(&b, &x.Live, &x.VersionXor, &x.DigestXor); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("shard %d buckets: %w", i, err)
+			}
+			cur := out[b]
+			out[b] = BucketSum{Live: cur.Live + x.Live, VersionXor: cur.VersionXor ^ x.VersionXor, DigestXor: cur.DigestXor ^ x.DigestXor}
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("shard %d buckets: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
+
+// Records implements Side.
+func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
+	where, args := s.where()
+	if len(ids) > 0 {
+		where += " AND data_id IN (" + inList(len(ids)) + ")"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	} else {
+		where += fmt.Sprintf(" AND data_id %% %d IN (%s)", n, inList(len(buckets)))
+		for _, b := range buckets {
+			args = append(args, b)
+		}
+	}
+	out := map[int64]Record{}
+	for i, db := range m.Shards {
+		rows, err := db.QueryContext(ctx, `SELECT data_id, version, is_deleted, content_digest,
+			CONCAT_WS('|', data_id, version, is_deleted, detect_id, project_id, school_id, grade, result, unit)
+			FROM fitness_result WHERE `+where, args...)
+		if err != nil {
+			return nil, fmt.Errorf("shard %d records: %w", i, err)
+		}
+		for rows.Next() {
+			var r Record
+			if err := rows.Scan(&r.DataID, &r.Version, &r.Deleted, &r.Digest, &r.Canonical); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("shard %d records: %w", i, err)
+			}
+			out[r.DataID] = r
+		}
+		if err := rows.Close(); err != nil {
+			return nil, fmt.Errorf("shard %d records: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// ClickHouseTarget is the projection side: the latest row per record through
+// FINAL (tombstones included, so deletions can be checked).
+type ClickHouseTarget struct {
+	Conn driver.Conn
+}
+
+const chVersionHash = "bitXor(bitXor(bitShiftLeft(toUInt64(data_id), 20), bitShiftLeft(toUInt64(version), 1)), toUInt64(is_deleted))"
+
+// Buckets implements Side.
+func (c ClickHouseTarget) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
+	where, args := s.where()
+	// FINAL first (within the campaign, part of the key), then the scope: a
+	// filter on other columns must not pick an older version.
+	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT toUInt32(data_id %% %d) AS b, toInt64(countIf(is_deleted = 0)),
+		groupBitXor(%s), groupBitXor(content_digest)
+		FROM (SELECT detect_id, project_id, school_id, data_id, version, is_deleted, content_digest
+		      FROM fitness_result_versions FINAL WHERE detect_id = %d)
+		WHERE %s GROUP BY b`, n, chVersionHash, s.DetectID, where), args...)
+	if err != nil {
+		return nil, fmt.Errorf("target buckets: %w", err)
+	}
+	defer rows.Close()
+	out := map[int]BucketSum{}
+	for rows.Next() {
+		var b uint32
+		var x BucketSum
+		if err := rows.Scan(&b, &x.Live, &x.VersionXor, &x.DigestXor); err != nil {
+			return nil, fmt.Errorf("target buckets: %w", err)
+		}
+		out[int(b)] = x
+	}
+	return out, rows.Err()
+}
+
+// Records implements Side.
+func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
+	where, args := s.where()
+	if len(ids) > 0 {
+		where += " AND data_id IN (" + inList(len(ids)) + ")"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	} else {
+		where += fmt.Sprintf(" AND data_id %% %d IN (%s)", n, inList(len(buckets)))
+		for _, b := range buckets {
+			args = append(args, b)
+		}
+	}
+	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest,
+		concat(toString(data_id), '|', toString(version), '|', toString(is_deleted), '|', toString(detect_id), '|',
+		       toString(project_id), '|', toString(school_id), '|', toString(grade), '|', toString(result), '|', unit)
+		FROM (SELECT detect_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
+		      FROM fitness_result_versions FINAL WHERE detect_id = %d)
+		WHERE `, s.DetectID)+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("target records: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]Record{}
+	for rows.Next() {
+		var r Record
+		var del uint8
+		if err := rows.Scan(&r.DataID, &r.Version, &del, &r.Digest, &r.Canonical); err != nil {
+			return nil, fmt.Errorf("target records: %w", err)
+		}
+		r.Deleted = del == 1
+		out[r.DataID] = r
+	}
+	return out, rows.Err()
+}
