@@ -22,9 +22,9 @@ type Options struct {
 	DialTimeout time.Duration
 }
 
-// Open connects over the native protocol (the HTTP protocol of clickhouse-go
-// v2 is refused by 18.16) and pings.
-func Open(ctx context.Context, o Options) (driver.Conn, error) {
+// OpenLazy returns a connection pool without connecting: a ClickHouse that is
+// down fails only the calls that need it.
+func OpenLazy(o Options) (driver.Conn, error) {
 	if o.User == "" {
 		o.User = "default"
 	}
@@ -39,6 +39,19 @@ func Open(ctx context.Context, o Options) (driver.Conn, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening ClickHouse %s/%s: %w", o.Addr, o.Database, err)
+	}
+	return conn, nil
+}
+
+// Open connects over the native protocol (the HTTP protocol of clickhouse-go
+// v2 is refused by 18.16) and pings.
+func Open(ctx context.Context, o Options) (driver.Conn, error) {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	conn, err := OpenLazy(o)
+	if err != nil {
+		return nil, err
 	}
 	pctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()

@@ -1,0 +1,235 @@
+package reconcile
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Run states (values of fitness.v1.RunState).
+const (
+	StatePending    = "PENDING"
+	StateRunning    = "RUNNING"
+	StateWaiting    = "WAITING_FOR_CATCH_UP"
+	StateSucceeded  = "SUCCEEDED"
+	StateFailed     = "FAILED"
+	maxMessageBytes = 2000
+)
+
+// Run is a stored reconciliation run.
+type Run struct {
+	ID                                      string
+	Scope                                   Scope
+	Depth                                   Depth
+	SampleRate                              float64
+	State                                   string
+	BucketsDone, BucketsTotal, RowsCompared int64
+	Discrepancies                           int64
+	BoundaryRetries                         int
+	Message, Error, CreatedBy               string
+	Created                                 time.Time
+	Ended                                   time.Time // zero until terminal
+}
+
+// Terminal reports whether the run has ended.
+func (r Run) Terminal() bool { return r.State == StateSucceeded || r.State == StateFailed }
+
+// ErrRunNotFound is returned for an unknown run id.
+var ErrRunNotFound = errors.New("reconciliation run not found")
+
+// RunStore keeps runs and discrepancies in the control database.
+type RunStore struct {
+	db *sql.DB
+}
+
+// NewRunStore returns a store over the control database.
+func NewRunStore(db *sql.DB) *RunStore { return &RunStore{db: db} }
+
+func newID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func clip(s string) string {
+	if len(s) > maxMessageBytes {
+		return s[:maxMessageBytes]
+	}
+	return s
+}
+
+// Create stores a new PENDING run.
+func (s *RunStore) Create(ctx context.Context, sc Scope, depth Depth, sample float64, by string) (Run, error) {
+	r := Run{ID: newID(), Scope: sc, Depth: depth, SampleRate: sample, State: StatePending, CreatedBy: by, Created: time.Now().UTC().Truncate(time.Millisecond)}
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO reconcile_run (run_id, detect_id, project_id, school_id, depth, sample_rate, state, created_by, create_time)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, sc.DetectID, sc.ProjectID, sc.SchoolID, depth, sample, r.State, by, r.Created); err != nil {
+		return Run{}, fmt.Errorf("creating run: %w", err)
+	}
+	return r, nil
+}
+
+const runColumns = `run_id, detect_id, project_id, school_id, depth, sample_rate, state, buckets_done, buckets_total, rows_compared,
+	discrepancy_count, boundary_retries, message, error_message, created_by, create_time, end_time`
+
+func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
+	var r Run
+	var end sql.NullTime
+	err := sc.Scan(&r.ID, &r.Scope.DetectID, &r.Scope.ProjectID, &r.Scope.SchoolID, &r.Depth, &r.SampleRate, &r.State, &r.BucketsDone,
+		&r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error, &r.CreatedBy, &r.Created, &end)
+	if end.Valid {
+		r.Ended = end.Time
+	}
+	return r, err
+}
+
+// Get returns one run.
+func (s *RunStore) Get(ctx context.Context, id string) (Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, "SELECT "+runColumns+" FROM reconcile_run WHERE run_id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Run{}, ErrRunNotFound
+	}
+	if err != nil {
+		return Run{}, fmt.Errorf("reading run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// List returns runs newest first, optionally of one campaign, older than
+// the run with internal id before (0: from the newest).
+func (s *RunStore) List(ctx context.Context, detectID, before int64, limit int) ([]Run, []int64, error) {
+	q := "SELECT id, " + runColumns + " FROM reconcile_run WHERE 1=1"
+	var args []any
+	if detectID != 0 {
+		q += " AND detect_id = ?"
+		args = append(args, detectID)
+	}
+	if before > 0 {
+		q += " AND id < ?"
+		args = append(args, before)
+	}
+	q += " ORDER BY id DESC LIMIT ?"
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		var r Run
+		var end sql.NullTime
+		if err := rows.Scan(&id, &r.ID, &r.Scope.DetectID, &r.Scope.ProjectID, &r.Scope.SchoolID, &r.Depth, &r.SampleRate, &r.State,
+			&r.BucketsDone, &r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error,
+			&r.CreatedBy, &r.Created, &end); err != nil {
+			return nil, nil, fmt.Errorf("listing runs: %w", err)
+		}
+		if end.Valid {
+			r.Ended = end.Time
+		}
+		out = append(out, r)
+		ids = append(ids, id)
+	}
+	return out, ids, rows.Err()
+}
+
+// Update writes a run's mutable fields.
+func (s *RunStore) Update(ctx context.Context, r Run) error {
+	var end any
+	if !r.Ended.IsZero() {
+		end = r.Ended
+	}
+	if _, err := s.db.ExecContext(ctx, `UPDATE reconcile_run SET state = ?, buckets_done = ?, buckets_total = ?, rows_compared = ?,
+		discrepancy_count = ?, boundary_retries = ?, message = ?, error_message = ?, end_time = ? WHERE run_id = ?`,
+		r.State, r.BucketsDone, r.BucketsTotal, r.RowsCompared, r.Discrepancies, r.BoundaryRetries, clip(r.Message), clip(r.Error), end, r.ID); err != nil {
+		return fmt.Errorf("updating run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// FailInterrupted marks every non-terminal run FAILED: it was interrupted by
+// a restart (runs are not resumed; start a new one). It returns how many.
+func (s *RunStore) FailInterrupted(ctx context.Context) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE reconcile_run SET state = 'FAILED', error_message = 'interrupted by a restart of the reconcile server; start a new run', end_time = ?
+		WHERE state IN ('PENDING', 'RUNNING', 'WAITING_FOR_CATCH_UP')`, time.Now().UTC())
+	if err != nil {
+		return 0, fmt.Errorf("failing interrupted runs: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+// StoredDiscrepancy is a discrepancy as stored for a run.
+type StoredDiscrepancy struct {
+	ID      string
+	RunID   string
+	Seq     int64
+	Created time.Time
+	Discrepancy
+}
+
+// AddDiscrepancies stores the confirmed discrepancies of a run.
+func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID int64, ds []Discrepancy) error {
+	now := time.Now().UTC()
+	side := func(r *Record) (bool, int64, bool, string) {
+		if r == nil {
+			return false, 0, false, ""
+		}
+		return true, r.Version, r.Deleted, r.Canonical
+	}
+	for _, d := range ds {
+		sp, sv, sd, sc := side(d.Source)
+		dp, dv, dd, dc := side(d.Target)
+		if _, err := s.db.ExecContext(ctx, `INSERT INTO discrepancy (discrepancy_id, run_id, class, data_id, detect_id,
+			src_present, src_version, src_deleted, src_canonical, dst_present, dst_version, dst_deleted, dst_canonical, create_time)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, newID(), runID, d.Class, d.DataID, detectID,
+			sp, sv, sd, sc, dp, dv, dd, dc, now); err != nil {
+			return fmt.Errorf("storing discrepancy of %d: %w", d.DataID, err)
+		}
+	}
+	return nil
+}
+
+// Discrepancies lists a run's discrepancies by data_id after afterDataID,
+// optionally of one class.
+func (s *RunStore) Discrepancies(ctx context.Context, runID string, class Class, afterDataID int64, limit int) ([]StoredDiscrepancy, error) {
+	q := `SELECT discrepancy_id, class, data_id, src_present, src_version, src_deleted, src_canonical,
+		dst_present, dst_version, dst_deleted, dst_canonical, create_time FROM discrepancy WHERE run_id = ? AND data_id > ?`
+	args := []any{runID, afterDataID}
+	if class != 0 {
+		q += " AND class = ?"
+		args = append(args, class)
+	}
+	q += " ORDER BY data_id LIMIT ?"
+	args = append(args, limit)
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("listing discrepancies: %w", err)
+	}
+	defer rows.Close()
+	var out []StoredDiscrepancy
+	for rows.Next() {
+		var d StoredDiscrepancy
+		var sp, dp bool
+		var src, dst Record
+		if err := rows.Scan(&d.ID, &d.Class, &d.DataID, &sp, &src.Version, &src.Deleted, &src.Canonical,
+			&dp, &dst.Version, &dst.Deleted, &dst.Canonical, &d.Created); err != nil {
+			return nil, fmt.Errorf("listing discrepancies: %w", err)
+		}
+		d.RunID = runID
+		if sp {
+			src.DataID = d.DataID
+			d.Source = &src
+		}
+		if dp {
+			dst.DataID = d.DataID
+			d.Target = &dst
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

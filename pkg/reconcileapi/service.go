@@ -1,0 +1,253 @@
+// Package reconcileapi implements fitness.v1.ReconcileService over the
+// reconciliation engine (pkg/reconcile): runs are stored in the control
+// database, executed in the background, and watched by streaming.
+package reconcileapi
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/reconcile"
+)
+
+// CampaignChecker tells whether a campaign exists on the authoritative side.
+type CampaignChecker interface {
+	CampaignExists(ctx context.Context, detectID int64) (bool, error)
+}
+
+// Service implements fitness.v1.ReconcileService.
+type Service struct {
+	fitnessv1.UnimplementedReconcileServiceServer
+	base   context.Context // lifetime of background runs
+	store  *reconcile.RunStore
+	runner *reconcile.Runner
+	camps  CampaignChecker
+	wg     sync.WaitGroup
+	poll   time.Duration
+}
+
+// New returns the service; runs started through it live until base ends.
+func New(base context.Context, store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker) *Service {
+	return &Service{base: base, store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
+}
+
+// Wait blocks until every background run has returned.
+func (s *Service) Wait() { s.wg.Wait() }
+
+func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
+	p := &fitnessv1.ReconciliationRun{
+		RunId: r.ID, Scope: &fitnessv1.ReconcileScope{DetectId: r.Scope.DetectID, ProjectId: r.Scope.ProjectID, SchoolId: r.Scope.SchoolID},
+		Depth: fitnessv1.ReconcileDepth(r.Depth), State: fitnessv1.RunState(fitnessv1.RunState_value["RUN_STATE_"+r.State]),
+		BucketsDone: r.BucketsDone, BucketsTotal: r.BucketsTotal, RowsCompared: r.RowsCompared, DiscrepancyCount: r.Discrepancies,
+		BoundaryRetries: int32(r.BoundaryRetries), Message: strings.TrimSpace(r.Message), ErrorMessage: r.Error,
+		CreateTime: timestamppb.New(r.Created), SampleRate: r.SampleRate,
+	}
+	if !r.Ended.IsZero() {
+		p.EndTime = timestamppb.New(r.Ended)
+	}
+	return p
+}
+
+func internal(err error) error {
+	switch {
+	case errors.Is(err, reconcile.ErrRunNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	return status.Error(codes.Unavailable, err.Error())
+}
+
+// StartReconciliationRun implements fitness.v1.ReconcileService.
+func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.StartReconciliationRunRequest) (*fitnessv1.StartReconciliationRunResponse, error) {
+	sc := req.GetScope()
+	switch {
+	case sc == nil || sc.GetDetectId() <= 0:
+		return nil, status.Error(codes.InvalidArgument, "scope.detect_id is required (a positive campaign id)")
+	case sc.GetProjectId() < 0 || sc.GetSchoolId() < 0:
+		return nil, status.Error(codes.InvalidArgument, "scope.project_id and scope.school_id must be positive, or 0 for all")
+	case req.GetDepth() < fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS || req.GetDepth() > fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT:
+		return nil, status.Error(codes.InvalidArgument, "depth must be COUNTS, VERSIONS or CONTENT")
+	case req.GetSampleRate() < 0 || req.GetSampleRate() > 1:
+		return nil, status.Error(codes.InvalidArgument, "sample_rate must be between 0 and 1")
+	}
+	ok, err := s.camps.CampaignExists(ctx, sc.GetDetectId())
+	if err != nil {
+		return nil, internal(err)
+	}
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "campaign %d has no results on any shard", sc.GetDetectId())
+	}
+	by := "anonymous"
+	if p, ok := auth.FromContext(ctx); ok {
+		by = p.Subject
+	}
+	r, err := s.store.Create(ctx, reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()},
+		reconcile.Depth(req.GetDepth()), req.GetSampleRate(), by)
+	if err != nil {
+		return nil, internal(err)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runner.Execute(s.base, r)
+	}()
+	return &fitnessv1.StartReconciliationRunResponse{Run: toProto(r)}, nil
+}
+
+// GetReconciliationRun implements fitness.v1.ReconcileService.
+func (s *Service) GetReconciliationRun(ctx context.Context, req *fitnessv1.GetReconciliationRunRequest) (*fitnessv1.GetReconciliationRunResponse, error) {
+	if req.GetRunId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "run_id is required")
+	}
+	r, err := s.store.Get(ctx, req.GetRunId())
+	if err != nil {
+		return nil, internal(err)
+	}
+	return &fitnessv1.GetReconciliationRunResponse{Run: toProto(r)}, nil
+}
+
+func pageSize(n int32, def, limit int) (int, error) {
+	switch {
+	case n < 0:
+		return 0, status.Error(codes.InvalidArgument, "page_size must not be negative")
+	case n == 0:
+		return def, nil
+	case int(n) > limit:
+		return limit, nil
+	}
+	return int(n), nil
+}
+
+func decodeToken(tok string) (int64, error) {
+	if tok == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return 0, status.Error(codes.InvalidArgument, "malformed page_token")
+	}
+	v, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, status.Error(codes.InvalidArgument, "malformed page_token")
+	}
+	return v, nil
+}
+
+func encodeToken(v int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(v, 10)))
+}
+
+// ListReconciliationRuns implements fitness.v1.ReconcileService.
+func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.ListReconciliationRunsRequest) (*fitnessv1.ListReconciliationRunsResponse, error) {
+	size, err := pageSize(req.GetPageSize(), 50, 500)
+	if err != nil {
+		return nil, err
+	}
+	before, err := decodeToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	runs, ids, err := s.store.List(ctx, req.GetDetectId(), before, size+1)
+	if err != nil {
+		return nil, internal(err)
+	}
+	resp := &fitnessv1.ListReconciliationRunsResponse{}
+	if len(runs) > size {
+		runs = runs[:size]
+		resp.NextPageToken = encodeToken(ids[size-1])
+	}
+	for _, r := range runs {
+		resp.Runs = append(resp.Runs, toProto(r))
+	}
+	return resp, nil
+}
+
+// WatchReconciliationRun implements fitness.v1.ReconcileService: it sends the
+// run whenever it changes, and returns after the terminal state is sent.
+func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRequest, stream fitnessv1.ReconcileService_WatchReconciliationRunServer) error {
+	if req.GetRunId() == "" {
+		return status.Error(codes.InvalidArgument, "run_id is required")
+	}
+	ctx := stream.Context()
+	var last *fitnessv1.ReconciliationRun
+	for {
+		r, err := s.store.Get(ctx, req.GetRunId())
+		if err != nil {
+			return internal(err)
+		}
+		p := toProto(r)
+		if last == nil || last.GetState() != p.GetState() || last.GetBucketsDone() != p.GetBucketsDone() ||
+			last.GetDiscrepancyCount() != p.GetDiscrepancyCount() || last.GetBoundaryRetries() != p.GetBoundaryRetries() {
+			if err := stream.Send(&fitnessv1.WatchReconciliationRunResponse{Run: p}); err != nil {
+				return err
+			}
+			last = p
+		}
+		if r.Terminal() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-time.After(s.poll):
+		}
+	}
+}
+
+// ListDiscrepancies implements fitness.v1.ReconcileService.
+func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDiscrepanciesRequest) (*fitnessv1.ListDiscrepanciesResponse, error) {
+	if req.GetRunId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "run_id is required")
+	}
+	if c := req.GetClass(); c < 0 || c > fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE {
+		return nil, status.Error(codes.InvalidArgument, "unknown discrepancy class")
+	}
+	run, err := s.store.Get(ctx, req.GetRunId())
+	if err != nil {
+		return nil, internal(err)
+	}
+	size, err := pageSize(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	after, err := decodeToken(req.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	ds, err := s.store.Discrepancies(ctx, req.GetRunId(), reconcile.Class(req.GetClass()), after, size+1)
+	if err != nil {
+		return nil, internal(err)
+	}
+	resp := &fitnessv1.ListDiscrepanciesResponse{}
+	if len(ds) > size {
+		ds = ds[:size]
+		resp.NextPageToken = encodeToken(ds[size-1].DataID)
+	}
+	side := func(r *reconcile.Record) *fitnessv1.RecordSide {
+		if r == nil {
+			return &fitnessv1.RecordSide{}
+		}
+		return &fitnessv1.RecordSide{Present: true, Version: r.Version, IsDeleted: r.Deleted, Canonical: r.Canonical}
+	}
+	for _, d := range ds {
+		resp.Discrepancies = append(resp.Discrepancies, &fitnessv1.Discrepancy{
+			DiscrepancyId: d.ID, RunId: d.RunID, Class: fitnessv1.DiscrepancyClass(d.Class), DataId: d.DataID, DetectId: run.Scope.DetectID,
+			Source: side(d.Source), Target: side(d.Target), CreateTime: timestamppb.New(d.Created),
+		})
+	}
+	return resp, nil
+}
