@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Depth is how deep a comparison goes.
@@ -193,13 +194,15 @@ func Compare(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets 
 	if depth < DepthCounts || depth > DepthContent {
 		return Result{}, fmt.Errorf("invalid depth %d", depth)
 	}
-	sb, err := src.Buckets(ctx, s, nBuckets)
-	if err != nil {
-		return Result{}, fmt.Errorf("source buckets: %w", err)
+	// Both sides are read concurrently: they are different servers.
+	var sb, db map[int]BucketSum
+	var serr, derr error
+	both(func() { sb, serr = src.Buckets(ctx, s, nBuckets) }, func() { db, derr = dst.Buckets(ctx, s, nBuckets) })
+	if serr != nil {
+		return Result{}, fmt.Errorf("source buckets: %w", serr)
 	}
-	db, err := dst.Buckets(ctx, s, nBuckets)
-	if err != nil {
-		return Result{}, fmt.Errorf("target buckets: %w", err)
+	if derr != nil {
+		return Result{}, fmt.Errorf("target buckets: %w", derr)
 	}
 	var p Progress
 	p.BucketsTotal = int64(nBuckets)
@@ -214,13 +217,14 @@ func Compare(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets 
 	var res Result
 	for i := 0; i < len(drill); i += 64 {
 		chunk := drill[i:min(i+64, len(drill))]
-		sr, err := src.Records(ctx, s, nBuckets, chunk, nil)
-		if err != nil {
-			return Result{}, fmt.Errorf("source records: %w", err)
+		var sr, tr map[int64]Record
+		var serr, terr error
+		both(func() { sr, serr = src.Records(ctx, s, nBuckets, chunk, nil) }, func() { tr, terr = dst.Records(ctx, s, nBuckets, chunk, nil) })
+		if serr != nil {
+			return Result{}, fmt.Errorf("source records: %w", serr)
 		}
-		tr, err := dst.Records(ctx, s, nBuckets, chunk, nil)
-		if err != nil {
-			return Result{}, fmt.Errorf("target records: %w", err)
+		if terr != nil {
+			return Result{}, fmt.Errorf("target records: %w", terr)
 		}
 		res.Discrepancies = append(res.Discrepancies, compareRecords(sr, tr, depth)...)
 		p.Candidates = int64(len(res.Discrepancies))
@@ -246,13 +250,23 @@ func Recheck(ctx context.Context, src, dst Side, s Scope, depth Depth, cands []D
 	for i, c := range cands {
 		ids[i] = c.DataID
 	}
-	sr, err := src.Records(ctx, s, 0, nil, ids)
-	if err != nil {
-		return nil, fmt.Errorf("re-checking source: %w", err)
+	var sr, tr map[int64]Record
+	var serr, terr error
+	both(func() { sr, serr = src.Records(ctx, s, 0, nil, ids) }, func() { tr, terr = dst.Records(ctx, s, 0, nil, ids) })
+	if serr != nil {
+		return nil, fmt.Errorf("re-checking source: %w", serr)
 	}
-	tr, err := dst.Records(ctx, s, 0, nil, ids)
-	if err != nil {
-		return nil, fmt.Errorf("re-checking target: %w", err)
+	if terr != nil {
+		return nil, fmt.Errorf("re-checking target: %w", terr)
 	}
 	return compareRecords(sr, tr, depth), nil
+}
+
+// both runs a and b concurrently and waits for them.
+func both(a, b func()) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); a() }()
+	b()
+	wg.Wait()
 }

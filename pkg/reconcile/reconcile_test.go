@@ -73,7 +73,14 @@ func (f *fixture) both(t *testing.T, r rec) { f.source(t, r); f.target(t, r) }
 
 func (f *fixture) compare(t *testing.T, depth reconcile.Depth) map[int64]reconcile.Class {
 	t.Helper()
-	res, err := reconcile.Compare(context.Background(), f.src, f.dst, reconcile.Scope{DetectID: campaign}, depth, 64, nil, nil)
+	return f.compareWith(t, depth, 64)
+}
+
+// compareWith compares with n buckets: reconcile.StoredBuckets reads the
+// aggregates the shards keep at write time; other counts aggregate at scan time.
+func (f *fixture) compareWith(t *testing.T, depth reconcile.Depth, n int) map[int64]reconcile.Class {
+	t.Helper()
+	res, err := reconcile.Compare(context.Background(), f.src, f.dst, reconcile.Scope{DetectID: campaign}, depth, n, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +173,9 @@ func TestAllClassesTogether(t *testing.T) {
 	if diff := cmp.Diff(want, f.compare(t, reconcile.DepthContent)); diff != "" {
 		t.Errorf("CONTENT discrepancies (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(want, f.compareWith(t, reconcile.DepthContent, reconcile.StoredBuckets)); diff != "" {
+		t.Errorf("CONTENT discrepancies from the stored bucket aggregates (-want +got):\n%s", diff)
+	}
 	delete(want, 900004) // the mapping defect keeps id and version
 	if diff := cmp.Diff(want, f.compare(t, reconcile.DepthVersions)); diff != "" {
 		t.Errorf("VERSIONS discrepancies (-want +got):\n%s", diff)
@@ -187,6 +197,9 @@ func TestCancellingErrors(t *testing.T) {
 	}
 	if got := f.compare(t, reconcile.DepthVersions); len(got) != 0 {
 		t.Errorf("VERSIONS reported %v; the defect keeps ids and versions", got)
+	}
+	if diff := cmp.Diff(want, f.compareWith(t, reconcile.DepthContent, reconcile.StoredBuckets)); diff != "" {
+		t.Errorf("CONTENT from the stored bucket aggregates (-want +got):\n%s", diff)
 	}
 }
 

@@ -16,12 +16,13 @@ type RevisionReader interface {
 }
 
 // CampaignRevision implements RevisionReader: the sum of the campaign's
-// revision stripes over every shard; it moves with every committed change.
+// bucket revisions over every shard (kept by triggers); it moves with every
+// committed change.
 func (m MySQLSource) CampaignRevision(ctx context.Context, detectID int64) (int64, error) {
 	var total int64
 	for i, db := range m.Shards {
 		var rev int64
-		if err := db.QueryRowContext(ctx, "SELECT COALESCE(SUM(revision), 0) FROM campaign_revision WHERE detect_id = ?", detectID).Scan(&rev); err != nil {
+		if err := db.QueryRowContext(ctx, "SELECT COALESCE(SUM(revision), 0) FROM campaign_bucket WHERE detect_id = ?", detectID).Scan(&rev); err != nil {
 			return 0, fmt.Errorf("shard %d revision: %w", i, err)
 		}
 		total += rev

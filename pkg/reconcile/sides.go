@@ -18,13 +18,23 @@ type MySQLSource struct {
 
 const mysqlVersionHash = "((CAST(data_id AS UNSIGNED) << 20) ^ (CAST(version AS UNSIGNED) << 1) ^ is_deleted)"
 
-// Buckets implements Side.
+// StoredBuckets is the bucket count of the aggregates the shards keep at
+// write time (campaign_bucket, bucket = data_id % 1024).
+const StoredBuckets = 1024
+
+// Buckets implements Side. For a whole campaign with StoredBuckets buckets
+// it reads the aggregates the database keeps at write time (at most 1024
+// rows per shard); otherwise it aggregates the stored digests at scan time.
 func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
 	where, args := s.where()
+	query := fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
+			FROM fitness_result WHERE %s GROUP BY b`, n, mysqlVersionHash, where)
+	if n == StoredBuckets && s.ProjectID == 0 && s.SchoolID == 0 {
+		query = "SELECT bucket, live, version_xor, digest_xor FROM campaign_bucket WHERE detect_id = ?"
+	}
 	out := map[int]BucketSum{}
 	for i, db := range m.Shards {
-		rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
-			FROM fitness_result WHERE %s GROUP BY b`, n, mysqlVersionHash, where), args...)
+		rows, err := db.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("shard %d buckets: %w", i, err)
 		}
@@ -56,7 +66,11 @@ func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int,
 			args = append(args, id)
 		}
 	} else {
-		where += fmt.Sprintf(" AND data_id %% %d IN (%s)", n, inList(len(buckets)))
+		col := fmt.Sprintf("data_id %% %d", n)
+		if n == StoredBuckets {
+			col = "bucket" // the stored column, indexed with detect_id
+		}
+		where += fmt.Sprintf(" AND %s IN (%s)", col, inList(len(buckets)))
 		for _, b := range buckets {
 			args = append(args, b)
 		}
@@ -118,26 +132,30 @@ func (c ClickHouseTarget) Buckets(ctx context.Context, s Scope, n int) (map[int]
 	return out, rows.Err()
 }
 
-// Records implements Side.
+// Records implements Side. The id or bucket predicate is on data_id, a key
+// column, so it is applied inside FINAL (where the primary key serves it);
+// the scope's other columns are filtered after FINAL.
 func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
 	where, args := s.where()
+	var inner string
+	var innerArgs []any
 	if len(ids) > 0 {
-		where += " AND data_id IN (" + inList(len(ids)) + ")"
+		inner = "data_id IN (" + inList(len(ids)) + ")"
 		for _, id := range ids {
-			args = append(args, id)
+			innerArgs = append(innerArgs, id)
 		}
 	} else {
-		where += fmt.Sprintf(" AND data_id %% %d IN (%s)", n, inList(len(buckets)))
+		inner = fmt.Sprintf("data_id %% %d IN (%s)", n, inList(len(buckets)))
 		for _, b := range buckets {
-			args = append(args, b)
+			innerArgs = append(innerArgs, b)
 		}
 	}
 	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest,
 		concat(toString(data_id), '|', toString(version), '|', toString(is_deleted), '|', toString(detect_id), '|',
 		       toString(project_id), '|', toString(school_id), '|', toString(grade), '|', toString(result), '|', unit)
 		FROM (SELECT detect_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
-		      FROM fitness_result_versions FINAL WHERE detect_id = %d)
-		WHERE `, s.DetectID)+where, args...)
+		      FROM fitness_result_versions FINAL WHERE detect_id = %d AND %s)
+		WHERE %s`, s.DetectID, inner, where), append(innerArgs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("target records: %w", err)
 	}

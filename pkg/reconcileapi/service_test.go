@@ -74,10 +74,6 @@ func (f *fixture) put(t *testing.T, id, version, school int64, result string, de
 		ON DUPLICATE KEY UPDATE result = VALUES(result), version = VALUES(version)`, id, school, result, version); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.shards[school%2].DB.Exec(`INSERT INTO campaign_revision (detect_id, slot, revision, update_time) VALUES (10001, 0, 1, UTC_TIMESTAMP(3))
-		ON DUPLICATE KEY UPDATE revision = revision + 1`); err != nil {
-		t.Fatal(err)
-	}
 	if delivered {
 		f.deliver(t, id, version, school, result)
 	}

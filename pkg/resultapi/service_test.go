@@ -104,7 +104,7 @@ func TestFailureBeforeCommitLeavesNothing(t *testing.T) {
 		{"SELECT COUNT(*) FROM outbox_event WHERE data_id = 900002", 0},
 		{"SELECT COUNT(*) FROM fitness_result WHERE data_id = 900002", 0},
 		{"SELECT COUNT(*) FROM request_log", 1},
-		{"SELECT COALESCE(SUM(revision), 0) FROM campaign_revision", 1},
+		{"SELECT COALESCE(SUM(revision), 0) FROM campaign_bucket", 1},
 	} {
 		if got := h.count(t, db, c.q); got != c.want {
 			t.Errorf("%s = %d, want %d", c.q, got, c.want)

@@ -30,15 +30,6 @@ import (
 // SchemaVersion is the version of FitnessResultChanged the write path emits.
 const SchemaVersion = 1
 
-// RevisionSlots is the number of stripes of a campaign's revision counter.
-const RevisionSlots = 1024
-
-// revisionSlot spreads records over the stripes with a multiplicative hash,
-// so that neighbouring ids (and ids with a common stride) use different rows.
-func revisionSlot(dataID int64) int64 {
-	return int64((uint64(dataID) * 0x9E3779B97F4A7C15) >> 54) // top 10 bits: 0..1023
-}
-
 // Errors returned by the store; the RPC edge maps them to status codes.
 var (
 	ErrNotFound      = errors.New("result not found")
@@ -328,9 +319,8 @@ func (s *Store) change(ctx context.Context, requestID, method, hash string, r *f
 		return s.replayOr(ctx, requestID, hash, err)
 	}
 	now := r.GetUpdateTime().AsTime()
-	b.add(`INSERT INTO campaign_revision (detect_id, slot, revision, update_time)
-		VALUES (?, ?, 1, ?) ON DUPLICATE KEY UPDATE revision = revision + 1, update_time = VALUES(update_time)`,
-		r.GetDetectId(), revisionSlot(r.GetDataId()), now)
+	// The campaign revision and the bucket aggregates (campaign_bucket) are
+	// advanced by the shard's triggers in this same transaction.
 	ev := Event(r)
 	if !s.opts.SkipOutbox {
 		q, args, err := outbox.Insert(ev, now)
@@ -471,10 +461,11 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]*fitnessv1.FitnessResu
 }
 
 // CampaignRevision returns the revision of a campaign on this shard (the sum
-// of its slots; 0 when it never changed).
+// of its bucket revisions, advanced by triggers with every change; 0 when it
+// never changed).
 func (s *Store) CampaignRevision(ctx context.Context, detectID int64) (int64, error) {
 	var rev int64
-	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(revision), 0) FROM campaign_revision WHERE detect_id = ?", detectID).Scan(&rev); err != nil {
+	if err := s.db.QueryRowContext(ctx, "SELECT COALESCE(SUM(revision), 0) FROM campaign_bucket WHERE detect_id = ?", detectID).Scan(&rev); err != nil {
 		return 0, fmt.Errorf("reading revision of campaign %d on %s: %w", detectID, s.shardID, err)
 	}
 	return rev, nil
