@@ -129,6 +129,32 @@ func run(ctx context.Context, n, inject, nb int) error {
 	}
 	pushed := time.Since(start)
 
+	// Where the time goes (one more pass, phase by phase).
+	sc := reconcile.Scope{DetectID: campaign}
+	t1 := time.Now()
+	if _, err := src.Buckets(ctx, sc, nb); err != nil {
+		return err
+	}
+	t2 := time.Now()
+	if _, err := dst.Buckets(ctx, sc, nb); err != nil {
+		return err
+	}
+	t3 := time.Now()
+	var drill []int
+	for _, d := range res.Discrepancies {
+		drill = append(drill, int(d.DataID%int64(nb)))
+	}
+	if _, err := src.Records(ctx, sc, nb, drill, nil); err != nil {
+		return err
+	}
+	t4 := time.Now()
+	if _, err := dst.Records(ctx, sc, nb, drill, nil); err != nil {
+		return err
+	}
+	t5 := time.Now()
+	fmt.Printf("phases: source buckets %s, target buckets %s, source drill-down %s, target drill-down %s\n",
+		t2.Sub(t1).Round(time.Millisecond), t3.Sub(t2).Round(time.Millisecond), t4.Sub(t3).Round(time.Millisecond), t5.Sub(t4).Round(time.Millisecond))
+
 	// Baseline: stream every row of both sides into Go and compare.
 	start = time.Now()
 	baseFound, err := baseline(ctx, src, conn)

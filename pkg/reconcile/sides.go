@@ -134,7 +134,10 @@ func (c ClickHouseTarget) Buckets(ctx context.Context, s Scope, n int) (map[int]
 
 // Records implements Side. The id or bucket predicate is on data_id, a key
 // column, so it is applied inside FINAL (where the primary key serves it);
-// the scope's other columns are filtered after FINAL.
+// the scope's other columns are filtered after FINAL. FINAL, not argMax:
+// rows of equal engine version (an equal-version corruption) must resolve
+// exactly as the current-state view resolves them (argMax picked either, and
+// missed such corruptions when measured).
 func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
 	where, args := s.where()
 	var inner string
