@@ -80,3 +80,4 @@ bench: up ## Run the benchmarks against the local stack and print their figures.
 	$(GO) run ./bench/writepath
 	$(GO) run ./bench/relay
 	$(GO) run ./bench/consumer
+	$(GO) run ./bench/reconcile

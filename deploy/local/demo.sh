@@ -66,6 +66,15 @@ echo
 echo "== projection lag: $G -H 'authorization: Bearer dev-viewer' 127.0.0.1:7103 fitness.v1.ProjectionService/GetProjectionStatus"
 $G -H "authorization: Bearer dev-viewer" 127.0.0.1:7103 fitness.v1.ProjectionService/GetProjectionStatus
 
+echo
+echo "== reconcile campaign 10001 at CONTENT depth (authoritative shards vs ClickHouse), watching the run"
+run=$($G -H "authorization: Bearer dev-operator" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' \
+  127.0.0.1:7104 fitness.v1.ReconcileService/StartReconciliationRun | sed -n 's/.*"runId": "\([0-9a-f]*\)".*/\1/p')
+echo "run $run"
+$G -H "authorization: Bearer dev-viewer" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/WatchReconciliationRun \
+  | grep -E '"state"|"discrepancyCount"|"rowsCompared"|"message"' | tail -4
+$G -H "authorization: Bearer dev-viewer" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/ListDiscrepancies
+
 cat <<EOT
 
 == the platform is up
