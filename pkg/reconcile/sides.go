@@ -143,7 +143,18 @@ func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets [
 	var inner string
 	var innerArgs []any
 	if len(ids) > 0 {
-		inner = "data_id IN (" + inList(len(ids)) + ")"
+		// The bucket of each id narrows the read to primary-key ranges (the
+		// table is sorted by campaign, bucket, data_id).
+		seen := map[int64]bool{}
+		var bs []any
+		for _, id := range ids {
+			if b := id % StoredBuckets; !seen[b] {
+				seen[b] = true
+				bs = append(bs, b)
+			}
+		}
+		inner = fmt.Sprintf("data_id %% %d IN (%s) AND data_id IN (%s)", StoredBuckets, inList(len(bs)), inList(len(ids)))
+		innerArgs = append(innerArgs, bs...)
 		for _, id := range ids {
 			innerArgs = append(innerArgs, id)
 		}
