@@ -186,7 +186,7 @@ func run(ctx context.Context, d, warm time.Duration) error {
 			}
 			rate, err := measure(n, d, warm, func(c, i int) error {
 				k := i % recordsPerClient
-				_, err := client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
+				_, err := client[c%len(client)].CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
 					RequestId: fmt.Sprintf("b%d-%d-%d", phase, c, i), SchoolId: int64(c + 2), DataId: dataID(phase, c, k),
 					ExpectedVersion: versions[c][k], Result: fmt.Sprintf("2.%02d", i%100), Unit: "m",
 				})
@@ -232,7 +232,7 @@ func seed(ctx context.Context, e *env, phase, c int) error {
 	return nil
 }
 
-func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resultstore.Options) (fitnessv1.ResultServiceClient, func(), error) {
+func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resultstore.Options) ([]fitnessv1.ResultServiceClient, func(), error) {
 	stores, closeAll, err := resultapi.OpenStores(ctx, log, m, 64, opts)
 	if err != nil {
 		return nil, nil, err
@@ -248,12 +248,26 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(sctx) }()
-	conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		cancel()
-		return nil, nil, err
+	// One connection per client, as independent platform services would have.
+	var conns []*grpc.ClientConn
+	var clients []fitnessv1.ResultServiceClient
+	for range 16 {
+		conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			cancel()
+			return nil, nil, err
+		}
+		conns = append(conns, conn)
+		clients = append(clients, fitnessv1.NewResultServiceClient(conn))
 	}
-	return fitnessv1.NewResultServiceClient(conn), func() { conn.Close(); cancel(); <-done; closeAll() }, nil
+	return clients, func() {
+		for _, c := range conns {
+			c.Close()
+		}
+		cancel()
+		<-done
+		closeAll()
+	}, nil
 }
 
 // measure runs op in n goroutines for warm+d and returns successful ops per

@@ -277,3 +277,21 @@ func TestClassify(t *testing.T) {
 		})
 	}
 }
+
+// Sampling drills into matching buckets too: at COUNTS depth a stale version
+// keeps the counts equal and is invisible, unless its bucket is sampled.
+func TestSamplingChecksMatchingBucketsInDepth(t *testing.T) {
+	f := newFixture(t)
+	f.seed(t, 100)
+	f.both(t, rec{id: 900050, version: 1, school: 7, result: "2.21"})
+	f.source(t, rec{id: 900050, version: 2, school: 7, result: "2.31"})
+	scope := reconcile.Scope{DetectID: campaign}
+	res, err := reconcile.Compare(context.Background(), f.src, f.dst, scope, reconcile.DepthCounts, 64, nil, nil)
+	if err != nil || len(res.Discrepancies) != 0 {
+		t.Fatalf("COUNTS without sampling = %v, %v; want nothing (counts match)", res.Discrepancies, err)
+	}
+	res, err = reconcile.Compare(context.Background(), f.src, f.dst, scope, reconcile.DepthCounts, 64, func(int) bool { return true }, nil)
+	if err != nil || len(res.Discrepancies) != 1 || res.Discrepancies[0].Class != reconcile.StaleTargetVersion {
+		t.Fatalf("COUNTS with every bucket sampled = %+v, %v; want the stale version", res.Discrepancies, err)
+	}
+}
