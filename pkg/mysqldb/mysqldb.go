@@ -90,17 +90,11 @@ func (o *Options) apply(db *sql.DB) {
 // Open returns a pool for dsn after a successful ping. The error names the
 // address and database, never the password.
 func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
-	cfg, err := Config(dsn)
+	db, err := OpenLazy(dsn, o)
 	if err != nil {
 		return nil, err
 	}
-	o.configure(cfg)
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("configuring MySQL %s/%s: %w", cfg.Addr, cfg.DBName, err)
-	}
-	db := sql.OpenDB(conn)
-	o.apply(db)
+	cfg, _ := Config(dsn) // parsed once already by OpenLazy; only for the error message
 	if o.PingTimeout <= 0 {
 		o.PingTimeout = 5 * time.Second
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
+	"github.com/resultsync/resultsync/pkg/paging"
 )
 
 // Auditor records administrative actions (audit.Log).
@@ -104,14 +105,9 @@ func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutbo
 	if !ok && st != fitnessv1.OutboxStatus_OUTBOX_STATUS_UNSPECIFIED {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown status %d", st)
 	}
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, status.Error(codes.InvalidArgument, "page_size must not be negative")
-	case size == 0:
-		size = 100
-	case size > 1000:
-		size = 1000
+	size, err := paging.Size(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
 	}
 	var after int64
 	if tok := req.GetPageToken(); tok != "" {

@@ -4,8 +4,6 @@ package projectionapi
 
 import (
 	"context"
-	"encoding/base64"
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -16,6 +14,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
+	"github.com/resultsync/resultsync/pkg/paging"
 )
 
 // DeadLetterLister lists dead letters (chstore.Projection).
@@ -47,24 +46,13 @@ func (s *Service) GetProjectionStatus(context.Context, *fitnessv1.GetProjectionS
 
 // ListDeadLetters implements fitness.v1.ProjectionService.
 func (s *Service) ListDeadLetters(ctx context.Context, req *fitnessv1.ListDeadLettersRequest) (*fitnessv1.ListDeadLettersResponse, error) {
-	size := int(req.GetPageSize())
-	switch {
-	case size < 0:
-		return nil, status.Error(codes.InvalidArgument, "page_size must not be negative")
-	case size == 0:
-		size = 100
-	case size > 1000:
-		size = 1000
+	size, err := paging.Size(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
 	}
-	var before int64
-	if tok := req.GetPageToken(); tok != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(tok)
-		if err == nil {
-			before, err = strconv.ParseInt(string(raw), 10, 64)
-		}
-		if err != nil || before <= 0 {
-			return nil, status.Error(codes.InvalidArgument, "malformed page_token")
-		}
+	before, err := paging.Position(req.GetPageToken())
+	if err != nil {
+		return nil, err
 	}
 	dl, err := s.dead.DeadLetters(ctx, before, size+1)
 	if err != nil {
@@ -73,7 +61,7 @@ func (s *Service) ListDeadLetters(ctx context.Context, req *fitnessv1.ListDeadLe
 	resp := &fitnessv1.ListDeadLettersResponse{}
 	if len(dl) > size {
 		dl = dl[:size]
-		resp.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(dl[size-1].Time.UnixMilli(), 10)))
+		resp.NextPageToken = paging.Token(dl[size-1].Time.UnixMilli())
 	}
 	for _, d := range dl {
 		resp.DeadLetters = append(resp.DeadLetters, &fitnessv1.DeadLetter{MessageId: d.MessageID, EventId: d.EventID, Reason: d.Reason, CreateTime: timestamppb.New(d.Time)})

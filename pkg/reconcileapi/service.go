@@ -5,9 +5,7 @@ package reconcileapi
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +16,7 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/paging"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 )
 
@@ -120,44 +119,13 @@ func (s *Service) GetReconciliationRun(ctx context.Context, req *fitnessv1.GetRe
 	return &fitnessv1.GetReconciliationRunResponse{Run: toProto(r)}, nil
 }
 
-func pageSize(n int32, def, limit int) (int, error) {
-	switch {
-	case n < 0:
-		return 0, status.Error(codes.InvalidArgument, "page_size must not be negative")
-	case n == 0:
-		return def, nil
-	case int(n) > limit:
-		return limit, nil
-	}
-	return int(n), nil
-}
-
-func decodeToken(tok string) (int64, error) {
-	if tok == "" {
-		return 0, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	if err != nil {
-		return 0, status.Error(codes.InvalidArgument, "malformed page_token")
-	}
-	v, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || v <= 0 {
-		return 0, status.Error(codes.InvalidArgument, "malformed page_token")
-	}
-	return v, nil
-}
-
-func encodeToken(v int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(v, 10)))
-}
-
 // ListReconciliationRuns implements fitness.v1.ReconcileService.
 func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.ListReconciliationRunsRequest) (*fitnessv1.ListReconciliationRunsResponse, error) {
-	size, err := pageSize(req.GetPageSize(), 50, 500)
+	size, err := paging.Size(req.GetPageSize(), 50, 500)
 	if err != nil {
 		return nil, err
 	}
-	before, err := decodeToken(req.GetPageToken())
+	before, err := paging.Position(req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +136,7 @@ func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.Lis
 	resp := &fitnessv1.ListReconciliationRunsResponse{}
 	if len(runs) > size {
 		runs = runs[:size]
-		resp.NextPageToken = encodeToken(ids[size-1])
+		resp.NextPageToken = paging.Token(ids[size-1])
 	}
 	for _, r := range runs {
 		resp.Runs = append(resp.Runs, toProto(r))
@@ -220,11 +188,11 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	if err != nil {
 		return nil, internal(err)
 	}
-	size, err := pageSize(req.GetPageSize(), 100, 1000)
+	size, err := paging.Size(req.GetPageSize(), 100, 1000)
 	if err != nil {
 		return nil, err
 	}
-	after, err := decodeToken(req.GetPageToken())
+	after, err := paging.Position(req.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +203,7 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	resp := &fitnessv1.ListDiscrepanciesResponse{}
 	if len(ds) > size {
 		ds = ds[:size]
-		resp.NextPageToken = encodeToken(ds[size-1].DataID)
+		resp.NextPageToken = paging.Token(ds[size-1].DataID)
 	}
 	side := func(r *reconcile.Record) *fitnessv1.RecordSide {
 		if r == nil {
