@@ -56,6 +56,18 @@ func Insert(ev *fitnessv1.FitnessResultChanged, now time.Time) (string, []any, e
 		[]any{ev.GetEventId(), ev.GetDataId(), ev.GetVersion(), payload, now, now}, nil
 }
 
+// InsertIf is Insert as an INSERT ... SELECT that inserts only when the SQL
+// condition cond holds (e.g. "ROW_COUNT() = 1" after the business UPDATE in
+// the same batch).
+func InsertIf(ev *fitnessv1.FitnessResultChanged, now time.Time, cond string) (string, []any, error) {
+	_, args, err := Insert(ev, now)
+	if err != nil {
+		return "", nil, err
+	}
+	return `INSERT INTO outbox_event (event_id, data_id, version, payload, status, due_time, create_time)
+		SELECT ?, ?, ?, ?, 'NEW', ?, ? FROM DUAL WHERE ` + cond, args, nil
+}
+
 // Decode parses an outbox payload.
 func Decode(payload []byte) (*fitnessv1.FitnessResultChanged, error) {
 	ev := &fitnessv1.FitnessResultChanged{}

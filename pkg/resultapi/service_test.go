@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -456,5 +458,44 @@ func TestListPaginatesAcrossShards(t *testing.T) {
 	_, err = h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: 10, PageSize: 5, PageToken: resp.GetNextPageToken()})
 	if status.Code(err) != codes.InvalidArgument {
 		t.Errorf("page token of another query: %v, want InvalidArgument", err)
+	}
+}
+
+// TestColdAndWarmCorrectionPaths: a server that never saw a record (after a
+// restart) corrects it through the locking path, then through the one-round-
+// trip path; both leave one outbox row per version equal to the committed state.
+func TestColdAndWarmCorrectionPaths(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	if _, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	stores, closeAll, err := OpenStores(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), h.m, 4, resultstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	restarted := NewService(h.m, stores) // cold identity cache
+	for v := int64(1); v <= 3; v++ {
+		out, err := restarted.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: fmt.Sprint("c-", v), SchoolId: 7, DataId: 900001,
+			ExpectedVersion: v, Result: fmt.Sprintf("2.%d1", v+2), Unit: "m"})
+		if err != nil || out.GetResult().GetVersion() != v+1 {
+			t.Fatalf("correction %d: %v, %v", v, out, err)
+		}
+	}
+	_, err = restarted.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "stale", SchoolId: 7, DataId: 900001, ExpectedVersion: 2, Result: "2.99", Unit: "m"})
+	if status.Code(err) != codes.Aborted {
+		t.Errorf("stale correction on the warm path: %v, want Aborted", err)
+	}
+	rows := h.outbox(t, 7, 900001)
+	if len(rows) != 4 {
+		t.Fatalf("outbox rows = %d, want 4", len(rows))
+	}
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
+	if err != nil || get.GetResult().GetResult() != "2.51" {
+		t.Fatalf("current = %v, %v", get, err)
+	}
+	if diff := cmp.Diff(resultstore.Event(get.GetResult()), rows[3].Event, protocmp.Transform()); diff != "" {
+		t.Errorf("latest outbox event differs from the committed state (-want +got):\n%s", diff)
 	}
 }
