@@ -119,25 +119,30 @@ func run(ctx context.Context, d, warm time.Duration) error {
 	defer e.close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
-	type result struct {
-		name    string
-		clients int
-		rate    float64
-	}
-	var results []result
 	clientsList := []int{1, 16}
+	withOutbox, stopWith, err := startService(ctx, log, e.m, resultstore.Options{})
+	if err != nil {
+		return err
+	}
+	defer stopWith()
+	noOutbox, stopWithout, err := startService(ctx, log, e.m, resultstore.Options{SkipOutbox: true})
+	if err != nil {
+		return err
+	}
+	defer stopWithout()
 
-	// Phase 1: raw transaction on direct connections.
-	for _, n := range clientsList {
-		phase := len(results) + 1
+	phase := 0
+	raw := func(n int) (float64, error) {
+		phase++
+		p := phase
 		for c := range n {
-			if err := seed(ctx, e, phase, c); err != nil {
-				return err
+			if err := seed(ctx, e, p, c); err != nil {
+				return 0, err
 			}
 		}
-		rate, err := measure(n, d, warm, func(c, i int) error {
+		return measure(n, d, warm, func(c, i int) error {
 			db := e.dbs[c%2]
-			id := dataID(phase, c, i%recordsPerClient)
+			id := dataID(p, c, i%recordsPerClient)
 			now := time.Now().UTC()
 			tx, err := db.BeginTx(ctx, nil)
 			if err != nil {
@@ -155,39 +160,25 @@ func run(ctx context.Context, d, warm time.Duration) error {
 			}
 			return tx.Commit()
 		})
-		if err != nil {
-			return fmt.Errorf("raw phase: %w", err)
-		}
-		results = append(results, result{"raw update+insert", n, rate})
 	}
-
-	// Phases 2 and 3: CorrectResult over gRPC, without and with the outbox.
-	for _, skip := range []bool{true, false} {
-		client, stop, err := startService(ctx, log, e.m, resultstore.Options{SkipOutbox: skip})
-		if err != nil {
-			return err
-		}
-		name := "CorrectResult, outbox"
-		if skip {
-			name = "CorrectResult, no outbox"
-		}
-		for _, n := range clientsList {
-			phase := len(results) + 1
+	correct := func(client []fitnessv1.ResultServiceClient) func(n int) (float64, error) {
+		return func(n int) (float64, error) {
+			phase++
+			p := phase
 			versions := make([][]int64, n)
 			for c := range n {
-				if err := seed(ctx, e, phase, c); err != nil {
-					stop()
-					return err
+				if err := seed(ctx, e, p, c); err != nil {
+					return 0, err
 				}
 				versions[c] = make([]int64, recordsPerClient)
 				for k := range versions[c] {
 					versions[c][k] = 1
 				}
 			}
-			rate, err := measure(n, d, warm, func(c, i int) error {
+			return measure(n, d, warm, func(c, i int) error {
 				k := i % recordsPerClient
 				_, err := client[c%len(client)].CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
-					RequestId: fmt.Sprintf("b%d-%d-%d", phase, c, i), SchoolId: int64(c + 2), DataId: dataID(phase, c, k),
+					RequestId: fmt.Sprintf("b%d-%d-%d", p, c, i), SchoolId: int64(c + 2), DataId: dataID(p, c, k),
 					ExpectedVersion: versions[c][k], Result: fmt.Sprintf("2.%02d", i%100), Unit: "m",
 				})
 				if err == nil {
@@ -195,21 +186,38 @@ func run(ctx context.Context, d, warm time.Duration) error {
 				}
 				return err
 			})
-			if err != nil {
-				stop()
-				return fmt.Errorf("%s phase: %w", name, err)
-			}
-			results = append(results, result{name, n, rate})
 		}
-		stop()
+	}
+	kinds := []struct {
+		name string
+		run  func(n int) (float64, error)
+	}{
+		{"raw update+insert", raw},
+		{"CorrectResult, no outbox", correct(noOutbox)},
+		{"CorrectResult, outbox", correct(withOutbox)},
+	}
+	// Every configuration is measured twice, in the order A B C then C B A,
+	// and the two runs averaged, so that a drift of the database over the run
+	// (growing tables, purge, merges) does not favour one configuration.
+	rates := map[string]float64{}
+	order := []int{0, 1, 2, 2, 1, 0}
+	for _, ki := range order {
+		k := kinds[ki]
+		for _, n := range clientsList {
+			rate, err := k.run(n)
+			if err != nil {
+				return fmt.Errorf("%s, %d clients: %w", k.name, n, err)
+			}
+			rates[fmt.Sprintf("%s/%d", k.name, n)] += rate / 2
+		}
 	}
 
-	fmt.Printf("\nwrite path on MariaDB (2 shards, %s per phase, %d cores)\n", d, numCPU())
+	fmt.Printf("\nwrite path on MariaDB (2 shards, %s per run, each configuration run twice in ABC-CBA order and averaged, %d cores)\n", d, numCPU())
 	fmt.Printf("%-28s %8s %14s\n", "phase", "clients", "commits/s")
-	rates := map[string]float64{}
-	for _, r := range results {
-		fmt.Printf("%-28s %8d %14.0f\n", r.name, r.clients, r.rate)
-		rates[fmt.Sprintf("%s/%d", r.name, r.clients)] = r.rate
+	for _, k := range kinds {
+		for _, n := range clientsList {
+			fmt.Printf("%-28s %8d %14.0f\n", k.name, n, rates[fmt.Sprintf("%s/%d", k.name, n)])
+		}
 	}
 	for _, n := range clientsList {
 		with, without := rates[fmt.Sprintf("CorrectResult, outbox/%d", n)], rates[fmt.Sprintf("CorrectResult, no outbox/%d", n)]
