@@ -288,9 +288,6 @@ func TestBrokerDown(t *testing.T) {
 // published at least once, every row ends SENT, and no row is ever held by
 // two live leases at once.
 func TestThreeRelaysTwoShards(t *testing.T) {
-	if testing.Short() {
-		t.Skip("50,000 events; skipped with -short")
-	}
 	const perShard = 25000
 	shards := []shard{newShard(t, "shard-0"), newShard(t, "shard-1")}
 	var all []string
