@@ -32,7 +32,6 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
@@ -59,24 +58,12 @@ func run(ctx context.Context, n, rate int, steady time.Duration) error {
 		return err
 	}
 	defer client.Close()
-	admin, err := chstore.Open(ctx, chstore.Options{Addr: infratest.ClickHouseAddr(), Database: "default"})
-	if err != nil {
-		return fmt.Errorf("local ClickHouse (run `make up`): %w", err)
-	}
-	defer admin.Close()
 	newDB := func() (*chstore.Projection, func(), error) {
-		name := "rs_bench_" + infratest.Suffix()
-		if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-			return nil, nil, err
-		}
-		conn, err := chstore.Open(ctx, chstore.Options{Addr: infratest.ClickHouseAddr(), Database: name})
+		d, drop, err := infratest.CreateClickHouseDatabase(ctx, "rs_bench", true)
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err := schema.ApplyClickHouse(ctx, conn); err != nil {
-			return nil, nil, err
-		}
-		return chstore.NewProjection(conn), func() { conn.Close(); _ = admin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name) }, nil
+		return chstore.NewProjection(d.Conn), drop, nil
 	}
 
 	// Pre-fill the topic.
@@ -205,24 +192,12 @@ func (nopDLQ) DeadLetter(context.Context, pulsar.Message, string) error { return
 // freshness commits events into a MariaDB shard outbox at rate, relays and
 // consumes them, and measures commit -> insert acknowledged.
 func freshness(ctx context.Context, client pulsar.Client, newDB func() (*chstore.Projection, func(), error), rate int, d time.Duration) (time.Duration, time.Duration, int, error) {
-	dbAdmin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
+	shardDB, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 8)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	defer dbAdmin.Close()
-	name := "rs_bench_" + infratest.Suffix()
-	if _, err := dbAdmin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-		return 0, 0, 0, err
-	}
-	defer dbAdmin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name) //nolint:errcheck
-	db, err := mysqldb.Open(ctx, infratest.MySQLServerDSN()+name, mysqldb.Options{MaxOpen: 8})
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer db.Close()
-	if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
-		return 0, 0, 0, err
-	}
+	defer drop()
+	db := shardDB.DB
 	repo := outbox.NewRepo("shard-0", db)
 	topic := pulsarbus.Topic("public", "default", "bench-fresh-"+infratest.Suffix())
 	sub, err := consumer.Subscribe(client, topic, "projection")

@@ -19,7 +19,6 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/schema"
 )
@@ -38,52 +37,21 @@ func main() {
 }
 
 func run(ctx context.Context, n, inject, nb int) error {
-	admin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
-	if err != nil {
-		return fmt.Errorf("local MariaDB (run `make up`): %w", err)
-	}
-	defer admin.Close()
 	var src reconcile.MySQLSource
-	var names []string
-	defer func() {
-		for _, name := range names {
-			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+name)
-		}
-	}()
-	for i := range 2 {
-		name := fmt.Sprintf("rs_bench_%s_%d", infratest.Suffix(), i)
-		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-			return err
-		}
-		names = append(names, name)
-		db, err := mysqldb.Open(ctx, infratest.MySQLServerDSN()+name, mysqldb.Options{MaxOpen: 8})
+	for range 2 {
+		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 8)
 		if err != nil {
 			return err
 		}
-		defer db.Close()
-		if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
-			return err
-		}
-		src.Shards = append(src.Shards, db)
+		defer drop()
+		src.Shards = append(src.Shards, d.DB)
 	}
-	chAdmin, err := chstore.Open(ctx, chstore.Options{Addr: infratest.ClickHouseAddr(), Database: "default"})
+	ch, dropCH, err := infratest.CreateClickHouseDatabase(ctx, "rs_bench", true)
 	if err != nil {
 		return err
 	}
-	defer chAdmin.Close()
-	chName := "rs_bench_" + infratest.Suffix()
-	if err := chAdmin.Exec(ctx, "CREATE DATABASE "+chName); err != nil {
-		return err
-	}
-	defer chAdmin.Exec(context.Background(), "DROP DATABASE IF EXISTS "+chName) //nolint:errcheck
-	conn, err := chstore.Open(ctx, chstore.Options{Addr: infratest.ClickHouseAddr(), Database: chName})
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	if _, err := schema.ApplyClickHouse(ctx, conn); err != nil {
-		return err
-	}
+	defer dropCH()
+	conn := ch.Conn
 	proj := chstore.NewProjection(conn)
 	dst := reconcile.ClickHouseTarget{Conn: conn}
 

@@ -25,10 +25,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/pulsar-client-go/pulsar"
-
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
@@ -48,37 +45,19 @@ func main() {
 }
 
 type shardDB struct {
-	name string
 	db   *sql.DB
 	repo *outbox.Repo
 }
 
 func run(ctx context.Context, events, rate int, steady time.Duration) error {
-	admin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
-	if err != nil {
-		return fmt.Errorf("local MariaDB (run `make up`): %w", err)
-	}
-	defer admin.Close()
 	var shards []shardDB
-	defer func() {
-		for _, s := range shards {
-			s.db.Close()
-			_, _ = admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+s.name)
-		}
-	}()
 	for i := range 2 {
-		name := fmt.Sprintf("rs_bench_%s_%d", infratest.Suffix(), i)
-		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-			return err
-		}
-		db, err := mysqldb.Open(ctx, infratest.MySQLServerDSN()+name, mysqldb.Options{MaxOpen: 16})
+		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 16)
 		if err != nil {
 			return err
 		}
-		shards = append(shards, shardDB{name: name, db: db, repo: outbox.NewRepo(fmt.Sprintf("shard-%d", i), db)})
-		if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
-			return err
-		}
+		defer drop()
+		shards = append(shards, shardDB{db: d.DB, repo: outbox.NewRepo(fmt.Sprintf("shard-%d", i), d.DB)})
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
@@ -355,5 +334,3 @@ func commitToSent(ctx context.Context, shards []shardDB) (time.Duration, time.Du
 	}
 	return pct(d, 0.50), pct(d, 0.99), nil
 }
-
-var _ pulsar.Client // the bench publishes through relay.PulsarPublisher

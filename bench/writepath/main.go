@@ -30,7 +30,6 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/resultapi"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/schema"
@@ -65,46 +64,30 @@ func main() {
 }
 
 type env struct {
-	admin  *sql.DB
-	m      shard.Map
-	dbs    []*sql.DB
-	dbName []string
+	m     shard.Map
+	dbs   []*sql.DB
+	drops []func()
 }
 
 func setup(ctx context.Context) (*env, error) {
-	admin, err := mysqldb.Open(ctx, infratest.MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
-	if err != nil {
-		return nil, fmt.Errorf("local MariaDB (run `make up`): %w", err)
-	}
-	e := &env{admin: admin}
+	e := &env{}
 	for i := range 2 {
-		name := fmt.Sprintf("rs_bench_%s_%d", infratest.Suffix(), i)
-		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
-			return e, err
-		}
-		e.dbName = append(e.dbName, name)
-		dsn := infratest.MySQLServerDSN() + name
-		db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 64})
+		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 64)
 		if err != nil {
-			return e, err
+			e.close()
+			return nil, err
 		}
-		if _, err := schema.ApplyMySQL(ctx, db, schema.Shard); err != nil {
-			return e, err
-		}
-		e.dbs = append(e.dbs, db)
-		e.m.Shards = append(e.m.Shards, shard.Shard{ID: fmt.Sprintf("shard-%d", i), DSN: dsn})
+		e.drops = append(e.drops, drop)
+		e.dbs = append(e.dbs, d.DB)
+		e.m.Shards = append(e.m.Shards, shard.Shard{ID: fmt.Sprintf("shard-%d", i), DSN: d.DSN})
 	}
 	return e, nil
 }
 
 func (e *env) close() {
-	for _, db := range e.dbs {
-		db.Close()
+	for _, drop := range e.drops {
+		drop()
 	}
-	for _, n := range e.dbName {
-		_, _ = e.admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+n)
-	}
-	e.admin.Close()
 }
 
 // client c owns records dataID(c, 0..recordsPerClient-1); school = c+2, so

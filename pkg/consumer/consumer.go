@@ -233,6 +233,7 @@ func (c *Consumer) deadLetter(ctx context.Context, msg pulsar.Message, cause err
 		c.log.Warn("acknowledging a dead letter", "err", err)
 	}
 	c.m.deadLettered.Inc()
+	c.lag.ObserveDeadLetter()
 	c.log.Warn("event dead-lettered", "message_id", msg.ID().String(), "reason", reason)
 }
 

@@ -52,8 +52,11 @@ func (l *Lag) Snapshot(now time.Time) []ShardLag {
 	return out
 }
 
-// Applied and DeadLettered count events since start.
+// Applied counts events applied since start.
 func (l *Lag) Applied() int64 { return l.applied.Load() }
+
+// ObserveDeadLetter counts a dead-lettered event.
+func (l *Lag) ObserveDeadLetter() { l.dead.Add(1) }
 
 // DeadLettered counts dead-lettered events since start.
 func (l *Lag) DeadLettered() int64 { return l.dead.Load() }
@@ -63,17 +66,10 @@ type metrics struct {
 	insertSeconds                         prometheus.Histogram
 }
 
-type deadCounter struct {
-	prometheus.Counter
-	lag *Lag
-}
-
-func (d deadCounter) Inc() { d.lag.dead.Add(1); d.Counter.Inc() }
-
 func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
 	m := &metrics{
 		applied:        prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_applied_events_total", Help: "Events written to ClickHouse and acknowledged."}),
-		deadLettered:   deadCounter{prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_dead_lettered_events_total", Help: "Events sent to the dead-letter topic."}), lag},
+		deadLettered:   prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_dead_lettered_events_total", Help: "Events sent to the dead-letter topic."}),
 		insertFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_insert_failures_total", Help: "Failed ClickHouse batch inserts (retried; nothing acknowledged)."}),
 		insertSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "consumer_insert_seconds", Help: "ClickHouse batch insert time.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)}),

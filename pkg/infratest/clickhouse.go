@@ -2,6 +2,8 @@ package infratest
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -22,38 +24,60 @@ type ClickHouseDatabase struct {
 	Conn driver.Conn
 }
 
-// NewClickHouseDatabase creates a fresh database rs_test_<suffix>, applies the
-// ClickHouse migrations when migrate is true, and drops it when the test ends.
+// CreateClickHouseDatabase creates a fresh database <prefix>_<suffix> on the
+// local ClickHouse, applies the ClickHouse migrations when migrate is true,
+// and returns it with a function that closes and drops it. Connection
+// failures to the server wrap ErrUnreachable.
+func CreateClickHouseDatabase(ctx context.Context, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
+	admin, err := chstore.Open(ctx, chstore.Options{Addr: ClickHouseAddr(), Database: "default"})
+	if err != nil {
+		return nil, nil, fmt.Errorf("ClickHouse: %w: %w", ErrUnreachable, err)
+	}
+	name := prefix + "_" + Suffix()
+	if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		admin.Close()
+		return nil, nil, fmt.Errorf("creating ClickHouse database %s: %w", name, err)
+	}
+	d := &ClickHouseDatabase{Name: name}
+	drop := func() error {
+		if d.Conn != nil {
+			d.Conn.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		defer admin.Close()
+		if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+			return fmt.Errorf("dropping ClickHouse database %s: %w", name, err)
+		}
+		return nil
+	}
+	if d.Conn, err = chstore.Open(ctx, chstore.Options{Addr: ClickHouseAddr(), Database: name}); err != nil {
+		_ = drop()
+		return nil, nil, fmt.Errorf("opening ClickHouse database %s: %w", name, err)
+	}
+	if migrate {
+		if _, err := schema.ApplyClickHouse(ctx, d.Conn); err != nil {
+			_ = drop()
+			return nil, nil, fmt.Errorf("migrating ClickHouse database %s: %w", name, err)
+		}
+	}
+	return d, func() { _ = drop() }, nil
+}
+
+// NewClickHouseDatabase creates a fresh database rs_test_<suffix> (see
+// CreateClickHouseDatabase) dropped when the test ends; an unreachable server
+// fails or skips the test (see Unavailable).
 func NewClickHouseDatabase(t testing.TB, migrate bool) *ClickHouseDatabase {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	admin, err := chstore.Open(ctx, chstore.Options{Addr: ClickHouseAddr(), Database: "default"})
-	if err != nil {
+	d, drop, err := CreateClickHouseDatabase(ctx, "rs_test", migrate)
+	if errors.Is(err, ErrUnreachable) {
 		Unavailable(t, "ClickHouse", "clickhouse-server.err.log", err)
 	}
-	name := "rs_test_" + Suffix()
-	if err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		admin.Close()
-		t.Fatalf("creating ClickHouse database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := admin.Exec(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
-			t.Errorf("dropping ClickHouse database %s: %v", name, err)
-		}
-		admin.Close()
-	})
-	conn, err := chstore.Open(ctx, chstore.Options{Addr: ClickHouseAddr(), Database: name})
 	if err != nil {
-		t.Fatalf("opening ClickHouse database %s: %v", name, err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close() })
-	if migrate {
-		if _, err := schema.ApplyClickHouse(ctx, conn); err != nil {
-			t.Fatalf("migrating ClickHouse database %s: %v", name, err)
-		}
-	}
-	return &ClickHouseDatabase{Name: name, Conn: conn}
+	t.Cleanup(drop)
+	return d
 }

@@ -3,6 +3,7 @@ package infratest
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/schema"
 )
+
+// ErrUnreachable wraps the error of a local server that cannot be reached.
+var ErrUnreachable = errors.New("local server unreachable (run `make up`)")
 
 // MySQLServerDSN is the DSN of the local MariaDB server with no database.
 func MySQLServerDSN() string {
@@ -25,40 +29,61 @@ type MySQLDatabase struct {
 	DB   *sql.DB
 }
 
-// NewMySQLDatabase creates a fresh database rs_test_<suffix>, applies the
-// migrations of kind (Shard or Control; "" applies none) and drops it when
-// the test ends.
+// CreateMySQLDatabase creates a fresh database <prefix>_<suffix> on the local
+// MariaDB, applies the migrations of kind ("" applies none), and returns it
+// with a function that closes and drops it. Connection failures to the
+// server wrap ErrUnreachable. Tests use NewMySQLDatabase; benchmark programs
+// call this directly.
+func CreateMySQLDatabase(ctx context.Context, prefix string, kind schema.Kind, maxOpen int) (*MySQLDatabase, func(), error) {
+	admin, err := mysqldb.Open(ctx, MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
+	if err != nil {
+		return nil, nil, fmt.Errorf("MariaDB: %w: %w", ErrUnreachable, err)
+	}
+	name := prefix + "_" + Suffix()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4"); err != nil {
+		admin.Close()
+		return nil, nil, fmt.Errorf("creating database %s: %w", name, err)
+	}
+	d := &MySQLDatabase{Name: name, DSN: MySQLServerDSN() + name}
+	drop := func() error {
+		if d.DB != nil {
+			d.DB.Close()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		defer admin.Close()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
+			return fmt.Errorf("dropping database %s: %w", name, err)
+		}
+		return nil
+	}
+	if d.DB, err = mysqldb.Open(ctx, d.DSN, mysqldb.Options{MaxOpen: maxOpen}); err != nil {
+		_ = drop()
+		return nil, nil, fmt.Errorf("opening %s: %w", name, err)
+	}
+	if kind != "" {
+		if _, err := schema.ApplyMySQL(ctx, d.DB, kind); err != nil {
+			_ = drop()
+			return nil, nil, fmt.Errorf("migrating %s: %w", name, err)
+		}
+	}
+	return d, func() { _ = drop() }, nil
+}
+
+// NewMySQLDatabase creates a fresh, migrated database rs_test_<suffix> (see
+// CreateMySQLDatabase) dropped when the test ends; an unreachable server
+// fails or skips the test (see Unavailable).
 func NewMySQLDatabase(t testing.TB, kind schema.Kind) *MySQLDatabase {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	admin, err := mysqldb.Open(ctx, MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
-	if err != nil {
+	d, drop, err := CreateMySQLDatabase(ctx, "rs_test", kind, 64)
+	if errors.Is(err, ErrUnreachable) {
 		Unavailable(t, "MariaDB", "mariadb.log", err)
 	}
-	name := "rs_test_" + Suffix()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4"); err != nil {
-		admin.Close()
-		t.Fatalf("creating database %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
-			t.Errorf("dropping database %s: %v", name, err)
-		}
-		admin.Close()
-	})
-	dsn := MySQLServerDSN() + name
-	db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 64})
 	if err != nil {
-		t.Fatalf("opening %s: %v", name, err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	if kind != "" {
-		if _, err := schema.ApplyMySQL(ctx, db, kind); err != nil {
-			t.Fatalf("migrating %s: %v", name, err)
-		}
-	}
-	return &MySQLDatabase{Name: name, DSN: dsn, DB: db}
+	t.Cleanup(drop)
+	return d
 }

@@ -61,18 +61,23 @@ func (o *Options) configure(cfg *mysql.Config) {
 // OpenLazy returns a pool for dsn without connecting: a database that is down
 // fails only the requests that need it.
 func OpenLazy(dsn string, o Options) (*sql.DB, error) {
+	db, _, err := openLazy(dsn, o)
+	return db, err
+}
+
+func openLazy(dsn string, o Options) (*sql.DB, *mysql.Config, error) {
 	cfg, err := Config(dsn)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	o.configure(cfg)
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("configuring MySQL %s/%s: %w", cfg.Addr, cfg.DBName, err)
+		return nil, nil, fmt.Errorf("configuring MySQL %s/%s: %w", cfg.Addr, cfg.DBName, err)
 	}
 	db := sql.OpenDB(conn)
 	o.apply(db)
-	return db, nil
+	return db, cfg, nil
 }
 
 func (o *Options) apply(db *sql.DB) {
@@ -90,11 +95,10 @@ func (o *Options) apply(db *sql.DB) {
 // Open returns a pool for dsn after a successful ping. The error names the
 // address and database, never the password.
 func Open(ctx context.Context, dsn string, o Options) (*sql.DB, error) {
-	db, err := OpenLazy(dsn, o)
+	db, cfg, err := openLazy(dsn, o)
 	if err != nil {
 		return nil, err
 	}
-	cfg, _ := Config(dsn) // parsed once already by OpenLazy; only for the error message
 	if o.PingTimeout <= 0 {
 		o.PingTimeout = 5 * time.Second
 	}

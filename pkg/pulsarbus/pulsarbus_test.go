@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
 
 // TestProduceConsumeRealBroker sends keyed messages through the real local
@@ -62,7 +63,7 @@ func TestProduceConsumeRealBroker(t *testing.T) {
 }
 
 func TestTopic(t *testing.T) {
-	if got, want := pulsarTopic(), "persistent://public/default/fitness-results"; got != want {
+	if got, want := pulsarbus.Topic("public", "default", "fitness-results"), "persistent://public/default/fitness-results"; got != want {
 		t.Errorf("Topic = %q, want %q", got, want)
 	}
 }

@@ -75,11 +75,12 @@ func (s *RunStore) Create(ctx context.Context, sc Scope, depth Depth, sample flo
 const runColumns = `run_id, detect_id, project_id, school_id, depth, sample_rate, state, buckets_done, buckets_total, rows_compared,
 	discrepancy_count, boundary_retries, message, error_message, created_by, create_time, end_time`
 
-func scanRun(sc interface{ Scan(...any) error }) (Run, error) {
+// scanRun reads runColumns, after any leading destinations in extra.
+func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
 	var r Run
 	var end sql.NullTime
-	err := sc.Scan(&r.ID, &r.Scope.DetectID, &r.Scope.ProjectID, &r.Scope.SchoolID, &r.Depth, &r.SampleRate, &r.State, &r.BucketsDone,
-		&r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error, &r.CreatedBy, &r.Created, &end)
+	err := sc.Scan(append(extra, &r.ID, &r.Scope.DetectID, &r.Scope.ProjectID, &r.Scope.SchoolID, &r.Depth, &r.SampleRate, &r.State, &r.BucketsDone,
+		&r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error, &r.CreatedBy, &r.Created, &end)...)
 	if end.Valid {
 		r.Ended = end.Time
 	}
@@ -122,15 +123,9 @@ func (s *RunStore) List(ctx context.Context, detectID, before int64, limit int) 
 	var ids []int64
 	for rows.Next() {
 		var id int64
-		var r Run
-		var end sql.NullTime
-		if err := rows.Scan(&id, &r.ID, &r.Scope.DetectID, &r.Scope.ProjectID, &r.Scope.SchoolID, &r.Depth, &r.SampleRate, &r.State,
-			&r.BucketsDone, &r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error,
-			&r.CreatedBy, &r.Created, &end); err != nil {
+		r, err := scanRun(rows, &id)
+		if err != nil {
 			return nil, nil, fmt.Errorf("listing runs: %w", err)
-		}
-		if end.Valid {
-			r.Ended = end.Time
 		}
 		out = append(out, r)
 		ids = append(ids, id)

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -163,20 +164,7 @@ type claimSpan struct {
 
 func newClaimLog() *claimLog { return &claimLog{claims: map[string][]claimSpan{}} }
 
-func key(shard string, id int64) string { return shard + "/" + itoa(id) }
-
-func itoa(i int64) string {
-	var b [20]byte
-	n := len(b)
-	for {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-		if i == 0 {
-			return string(b[n:])
-		}
-	}
-}
+func key(shard string, id int64) string { return shard + "/" + strconv.FormatInt(id, 10) }
 
 func (l *claimLog) Claimed(shard string, c outbox.Claim) {
 	l.mu.Lock()

@@ -128,22 +128,28 @@ func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultR
 	return &fitnessv1.RecordResultResponse{Result: out.Result, EventId: out.EventID}, nil
 }
 
+// change checks the fields every version-changing command of an existing
+// record carries.
+func (v *violations) change(requestID string, schoolID, dataID, expected int64, reason string) {
+	v.requestID(requestID)
+	v.positive("school_id", schoolID)
+	v.positive("data_id", dataID)
+	if expected <= 0 {
+		v.add("expected_version", "must be the positive version the caller read")
+	}
+	v.text("reason", reason, maxReason)
+}
+
 // CorrectResult implements fitness.v1.ResultService.
 func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResultRequest) (*fitnessv1.CorrectResultResponse, error) {
 	var v violations
-	v.requestID(req.GetRequestId())
-	v.positive("school_id", req.GetSchoolId())
-	v.positive("data_id", req.GetDataId())
-	if req.GetExpectedVersion() <= 0 {
-		v.add("expected_version", "must be the positive version the caller read")
-	}
+	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
 	if _, err := canonical.Decimal(req.GetResult()); err != nil {
 		v.add("result", err.Error())
 	}
 	if _, ok := canonical.Unit(req.GetUnit()); !ok {
 		v.add("unit", "unknown unit")
 	}
-	v.text("reason", req.GetReason(), maxReason)
 	if err := v.err(); err != nil {
 		return nil, err
 	}
@@ -160,13 +166,7 @@ func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResul
 // DeleteResult implements fitness.v1.ResultService.
 func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultRequest) (*fitnessv1.DeleteResultResponse, error) {
 	var v violations
-	v.requestID(req.GetRequestId())
-	v.positive("school_id", req.GetSchoolId())
-	v.positive("data_id", req.GetDataId())
-	if req.GetExpectedVersion() <= 0 {
-		v.add("expected_version", "must be the positive version the caller read")
-	}
-	v.text("reason", req.GetReason(), maxReason)
+	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
 	if err := v.err(); err != nil {
 		return nil, err
 	}
@@ -198,10 +198,15 @@ func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest
 // pageToken is the opaque continuation of ListResults: the filter it was
 // issued for and the last data_id returned.
 func pageToken(req *fitnessv1.ListResultsRequest, after int64) string {
-	raw := fmt.Sprintf("v1:%d:%d:%d:%t:%d", req.GetDetectId(), req.GetSchoolId(), req.GetProjectId(), req.GetShowDeleted(), after)
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
+	return base64.RawURLEncoding.EncodeToString([]byte(listFilter(req) + strconv.FormatInt(after, 10)))
 }
 
+func listFilter(req *fitnessv1.ListResultsRequest) string {
+	return fmt.Sprintf("v1:%d:%d:%d:%t:", req.GetDetectId(), req.GetSchoolId(), req.GetProjectId(), req.GetShowDeleted())
+}
+
+// parsePageToken returns the last data_id of the previous page (0 for the
+// first page); a token of another query is an error.
 func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
 	if req.GetPageToken() == "" {
 		return 0, nil
@@ -210,11 +215,11 @@ func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
 	if err != nil {
 		return 0, errors.New("malformed page_token")
 	}
-	i := strings.LastIndexByte(string(raw), ':')
-	if i < 0 || pageToken(req, 0) != base64.RawURLEncoding.EncodeToString(append(raw[:i:i], ":0"...)) {
+	pos, ok := strings.CutPrefix(string(raw), listFilter(req))
+	if !ok {
 		return 0, errors.New("page_token was issued for a different query")
 	}
-	after, err := strconv.ParseInt(string(raw[i+1:]), 10, 64)
+	after, err := strconv.ParseInt(pos, 10, 64)
 	if err != nil {
 		return 0, errors.New("malformed page_token")
 	}

@@ -187,15 +187,13 @@ func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 		DataId: c.DataID, DetectId: c.DetectID, UserId: c.UserID, ProjectId: c.ProjectID, SchoolId: c.SchoolID,
 		Grade: c.Grade, Version: 1, Result: c.Result, Unit: c.Unit, ShardId: s.shardID, UpdateTime: timestamppb.New(now),
 	}
-	var b batch
-	b.add(`INSERT INTO fitness_result
-		(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
-		c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit, now, now)
 	// A duplicate key here is the record itself (or, handled by change, the request id).
-	return s.change(ctx, c.RequestID, "record", hash, r, ErrAlreadyExists, func(_ context.Context, _ *sql.Conn, bb *batch) error {
-		bb.stmts = append([]string{"START TRANSACTION"}, b.stmts...)
-		bb.args = b.args
+	return s.change(ctx, c.RequestID, "record", hash, r, ErrAlreadyExists, func(_ context.Context, _ *sql.Conn, b *batch) error {
+		b.add("START TRANSACTION")
+		b.add(`INSERT INTO fitness_result
+			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1, 0, ?, ?)`,
+			c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit, now, now)
 		return nil
 	})
 }
