@@ -499,3 +499,34 @@ func TestColdAndWarmCorrectionPaths(t *testing.T) {
 		t.Errorf("latest outbox event differs from the committed state (-want +got):\n%s", diff)
 	}
 }
+
+// TestRefusedRecordDoesNotPoisonTheEvent: a RecordResult refused because the
+// data id exists (with other fields) must not change what later events say
+// about the record: the outbox event still equals the committed state.
+func TestRefusedRecordDoesNotPoisonTheEvent(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	if _, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	other := recordReq("r-2", 900001, 7, "2.50")
+	other.UserId, other.Grade, other.DetectId = 99, 11, 77777
+	if _, err := h.client.RecordResult(ctx, other); status.Code(err) != codes.AlreadyExists {
+		t.Fatalf("second record of 900001: %v, want AlreadyExists", err)
+	}
+	cor, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.31", Unit: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(get.GetResult(), cor.GetResult(), protocmp.Transform()); diff != "" {
+		t.Errorf("correction outcome differs from the committed state (-committed +outcome):\n%s", diff)
+	}
+	rows := h.outbox(t, 7, 900001)
+	if diff := cmp.Diff(resultstore.Event(get.GetResult()), rows[len(rows)-1].Event, protocmp.Transform()); diff != "" {
+		t.Errorf("v2 event differs from the committed state (-want +got):\n%s", diff)
+	}
+}

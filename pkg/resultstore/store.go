@@ -177,10 +177,6 @@ func (s *Store) now() time.Time { return s.opts.Now().UTC().Truncate(time.Millis
 
 // Record creates a result at version 1.
 func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
-	defer func() {
-		s.known.put(&fitnessv1.FitnessResult{DataId: c.DataID, DetectId: c.DetectID, UserId: c.UserID,
-			ProjectId: c.ProjectID, SchoolId: c.SchoolID, Grade: c.Grade})
-	}()
 	hash := c.hash()
 	now := s.now()
 	r := &fitnessv1.FitnessResult{
@@ -188,7 +184,7 @@ func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 		Grade: c.Grade, Version: 1, Result: c.Result, Unit: c.Unit, ShardId: s.shardID, UpdateTime: timestamppb.New(now),
 	}
 	// A duplicate key here is the record itself (or, handled by change, the request id).
-	return s.change(ctx, c.RequestID, "record", hash, r, ErrAlreadyExists, func(_ context.Context, _ *sql.Conn, b *batch) error {
+	out, err := s.change(ctx, c.RequestID, "record", hash, r, ErrAlreadyExists, func(_ context.Context, _ *sql.Conn, b *batch) error {
 		b.add("START TRANSACTION")
 		b.add(`INSERT INTO fitness_result
 			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
@@ -196,6 +192,12 @@ func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 			c.DataID, c.DetectID, c.UserID, c.ProjectID, c.SchoolID, c.Grade, c.Result, c.Unit, now, now)
 		return nil
 	})
+	if err == nil {
+		// Only a committed (or replayed) outcome says what the record is; a
+		// refused request's fields must never reach the identity cache.
+		s.known.put(out.Result)
+	}
+	return out, err
 }
 
 // Correct sets a new result value at version expected+1. When the record's
