@@ -1,7 +1,7 @@
 package canonical
 
 import (
-	"crypto/md5" //nolint:gosec // a content fingerprint shared with MariaDB and ClickHouse, not a security boundary
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"strconv"
@@ -22,31 +22,19 @@ type Record struct {
 	Unit      string `json:"unit"`   // canonical unit
 }
 
-// Fixed prints a decimal at the storage scale, as MariaDB prints
-// DECIMAL(12,3) and ClickHouse prints Decimal(12, 3): "2.31" -> "2.310",
-// "-1.5" -> "-1.500", "0" -> "0.000".
-func Fixed(d string) (string, error) {
-	m, err := Milli(d)
-	if err != nil {
-		return "", err
-	}
-	sign := ""
-	if m < 0 {
-		sign, m = "-", -m
-	}
-	return fmt.Sprintf("%s%d.%03d", sign, m/1000, m%1000), nil
-}
-
 // String is the canonical form of r: its equality fields joined by '|' in a
-// fixed order, the result at the storage scale and deletion as 0/1:
+// fixed order, the result as an integer number of thousandths of its unit
+// (2.31 m -> 2310, -1.5 -> -1500, 0 -> 0) and deletion as 0/1:
 //
-//	data_id|version|is_deleted|detect_id|project_id|school_id|grade|result|unit
+//	data_id|version|is_deleted|detect_id|project_id|school_id|grade|result_milli|unit
 //
-// MariaDB (fitness_result.content_digest) and ClickHouse
+// Integers only: no engine's printing of a decimal enters it (ClickHouse
+// 18.16 prints 2.310, 21.9 and later 2.31). MySQL and MariaDB
+// (fitness_result.content_digest) and ClickHouse
 // (fitness_result_versions.content_digest) build the same string from the
 // values they store.
 func String(r Record) (string, error) {
-	res, err := Fixed(r.Result)
+	milli, err := Milli(r.Result)
 	if err != nil {
 		return "", fmt.Errorf("record %d: %w", r.DataID, err)
 	}
@@ -57,18 +45,33 @@ func String(r Record) (string, error) {
 	return strings.Join([]string{
 		strconv.FormatInt(r.DataID, 10), strconv.FormatInt(r.Version, 10), del,
 		strconv.FormatInt(r.DetectID, 10), strconv.FormatInt(r.ProjectID, 10), strconv.FormatInt(r.SchoolID, 10),
-		strconv.FormatInt(int64(r.Grade), 10), res, r.Unit,
+		strconv.FormatInt(int64(r.Grade), 10), strconv.FormatInt(milli, 10), r.Unit,
 	}, "|"), nil
 }
 
-// Digest is the first 8 bytes of MD5(String(r)) read big-endian: the value
-// MariaDB computes as CAST(CONV(SUBSTR(MD5(s),1,16),16,10) AS UNSIGNED) and
-// ClickHouse as reinterpretAsUInt64(reverse(substring(MD5(s),1,8))).
+// MySQLString and ClickHouseString are String as MySQL/MariaDB and
+// ClickHouse build it from the columns of fitness_result and
+// fitness_result_versions; the stored content_digest columns hash the same
+// expressions (pkg/schema migrations), and the shared vectors prove that
+// every engine agrees with String.
+const (
+	MySQLString = "CONCAT_WS('|', data_id, version, is_deleted, detect_id, project_id, school_id, grade, CAST(result * 1000 AS SIGNED), unit)"
+
+	ClickHouseString = "concat(toString(data_id), '|', toString(version), '|', toString(is_deleted), '|', toString(detect_id), '|', " +
+		"toString(project_id), '|', toString(school_id), '|', toString(grade), '|', toString(toInt64(result * 1000)), '|', unit)"
+)
+
+// Digest is the first 8 bytes of SHA-256(String(r)) read big-endian: the
+// value MySQL and MariaDB compute as
+// CAST(CONV(SUBSTR(SHA2(s, 256), 1, 16), 16, 10) AS UNSIGNED) and ClickHouse
+// as reinterpretAsUInt64(reverse(substring(SHA256(s), 1, 8))). SHA-256, not
+// MD5: MySQL 9 ships MD5 only as an optional component and forbids it in
+// generated columns; SHA2 is built into every engine of the support matrix.
 func Digest(r Record) (uint64, error) {
 	s, err := String(r)
 	if err != nil {
 		return 0, err
 	}
-	sum := md5.Sum([]byte(s)) //nolint:gosec // see the import
+	sum := sha256.Sum256([]byte(s))
 	return binary.BigEndian.Uint64(sum[:8]), nil
 }

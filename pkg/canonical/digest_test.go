@@ -43,11 +43,3 @@ func TestTrailingZerosDoNotChangeTheDigest(t *testing.T) {
 		t.Error("a different school gives the same digest")
 	}
 }
-
-func TestFixed(t *testing.T) {
-	for in, want := range map[string]string{"2.31": "2.310", "-1.5": "-1.500", "0": "0.000", "7": "7.000", "0.001": "0.001", "-0.5": "-0.500"} {
-		if got, err := canonical.Fixed(in); err != nil || got != want {
-			t.Errorf("Fixed(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/shopspring/decimal"
+
+	"github.com/resultsync/resultsync/pkg/canonical"
 )
 
 // Row is one delivered version of a result, as stored in
@@ -75,8 +77,8 @@ type Current struct {
 }
 
 // CurrentState returns the live records of a campaign (latest version,
-// tombstones excluded) ordered by data_id, with results printed canonically
-// by the caller's choice of toString (scale 3, e.g. "2.310").
+// tombstones excluded) ordered by data_id, results as canonical decimals
+// ("2.31": the same on every ClickHouse version, whatever its printing).
 func (p *Projection) CurrentState(ctx context.Context, detectID int64) ([]Current, error) {
 	rows, err := p.conn.Query(ctx, `SELECT data_id, version, school_id, project_id, grade, toString(result), unit
 		FROM fitness_result_current WHERE detect_id = ? ORDER BY data_id`, detectID)
@@ -89,6 +91,9 @@ func (p *Projection) CurrentState(ctx context.Context, detectID int64) ([]Curren
 		var c Current
 		if err := rows.Scan(&c.DataID, &c.Version, &c.SchoolID, &c.ProjectID, &c.Grade, &c.Result, &c.Unit); err != nil {
 			return nil, fmt.Errorf("reading current state of campaign %d: %w", detectID, err)
+		}
+		if c.Result, err = canonical.Decimal(c.Result); err != nil {
+			return nil, fmt.Errorf("reading current state of campaign %d, record %d: %w", detectID, c.DataID, err)
 		}
 		out = append(out, c)
 	}
@@ -103,7 +108,8 @@ type ProjectReport struct {
 	Mean, Min, Max string
 }
 
-// CampaignReport returns count, mean, min and max per test item of a campaign.
+// CampaignReport returns count, mean, min and max per test item of a
+// campaign, as canonical decimals.
 func (p *Projection) CampaignReport(ctx context.Context, detectID int64) ([]ProjectReport, error) {
 	rows, err := p.conn.Query(ctx, `SELECT project_id, unit, results, toString(mean_result), toString(min_result), toString(max_result)
 		FROM report_campaign_project WHERE detect_id = ? ORDER BY project_id, unit`, detectID)
@@ -116,6 +122,11 @@ func (p *Projection) CampaignReport(ctx context.Context, detectID int64) ([]Proj
 		var r ProjectReport
 		if err := rows.Scan(&r.ProjectID, &r.Unit, &r.Results, &r.Mean, &r.Min, &r.Max); err != nil {
 			return nil, fmt.Errorf("reading report of campaign %d: %w", detectID, err)
+		}
+		for _, v := range []*string{&r.Mean, &r.Min, &r.Max} {
+			if *v, err = canonical.Decimal(*v); err != nil {
+				return nil, fmt.Errorf("reading report of campaign %d, project %d: %w", detectID, r.ProjectID, err)
+			}
 		}
 		out = append(out, r)
 	}

@@ -175,7 +175,7 @@ func TestVersion2BeforeVersion1(t *testing.T) {
 	in := f.start(t, nil, consumer.Hooks{})
 	f.send(t, event(900001, 2, "2.31", false), event(900001, 1, "2.21", false))
 	in.waitApplied(t, 2)
-	if diff := cmp.Diff([]chstore.Current{cur(900001, 2, "2.310")}, f.state(t)); diff != "" {
+	if diff := cmp.Diff([]chstore.Current{cur(900001, 2, "2.31")}, f.state(t)); diff != "" {
 		t.Errorf("current state (-want +got):\n%s", diff)
 	}
 }
@@ -191,10 +191,10 @@ func TestSameVersionFiveTimesCountsOnce(t *testing.T) {
 	if got := f.physical(t); got < 6 {
 		t.Errorf("physical rows = %d; the test needs the duplicates stored", got)
 	}
-	if diff := cmp.Diff([]chstore.Current{cur(900001, 1, "2.210"), cur(900002, 1, "1.500")}, f.state(t)); diff != "" {
+	if diff := cmp.Diff([]chstore.Current{cur(900001, 1, "2.21"), cur(900002, 1, "1.5")}, f.state(t)); diff != "" {
 		t.Errorf("current state (-want +got):\n%s", diff)
 	}
-	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 2, Mean: "1.855", Min: "1.500", Max: "2.210"}}
+	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 2, Mean: "1.855", Min: "1.5", Max: "2.21"}}
 	if diff := cmp.Diff(want, f.report(t)); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}
@@ -205,10 +205,10 @@ func TestTombstoneLeavesStateAndReports(t *testing.T) {
 	in := f.start(t, nil, consumer.Hooks{})
 	f.send(t, event(900001, 1, "2.21", false), event(900002, 1, "1.50", false), event(900001, 2, "2.21", true))
 	in.waitApplied(t, 3)
-	if diff := cmp.Diff([]chstore.Current{cur(900002, 1, "1.500")}, f.state(t)); diff != "" {
+	if diff := cmp.Diff([]chstore.Current{cur(900002, 1, "1.5")}, f.state(t)); diff != "" {
 		t.Errorf("current state (-want +got):\n%s", diff)
 	}
-	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 1, Mean: "1.500", Min: "1.500", Max: "1.500"}}
+	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 1, Mean: "1.5", Min: "1.5", Max: "1.5"}}
 	if diff := cmp.Diff(want, f.report(t)); diff != "" {
 		t.Errorf("report (-want +got):\n%s", diff)
 	}
@@ -311,7 +311,7 @@ func TestDeadLetters(t *testing.T) {
 	f.send(t, v2, bad, event(900007, 1, "2.31", false))
 	in.waitApplied(t, 1)
 	waitFor(t, "3 dead letters", 10*time.Second, func() bool { return in.c.Lag().DeadLettered() >= 3 })
-	if diff := cmp.Diff([]chstore.Current{cur(900007, 1, "2.310")}, f.state(t)); diff != "" {
+	if diff := cmp.Diff([]chstore.Current{cur(900007, 1, "2.31")}, f.state(t)); diff != "" {
 		t.Errorf("current state (-want +got):\n%s", diff)
 	}
 	dlqCol.WaitDistinct(t, 3, 10*time.Second)

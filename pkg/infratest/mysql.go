@@ -15,14 +15,32 @@ import (
 // ErrUnreachable wraps the error of a local server that cannot be reached.
 var ErrUnreachable = errors.New("local server unreachable (run `make up`)")
 
-// MySQLServerDSN is the DSN of the local MariaDB server with no database.
+// MySQLEngine names the MySQL-family engine the tests run on:
+// RS_MYSQL_ENGINE, "mysql" (Oracle MySQL 9.7, the default) or "mariadb"
+// (deploy/local/env.sh points RS_MYSQL_PORT at the chosen server).
+func MySQLEngine() string {
+	if Env("RS_MYSQL_ENGINE", "mysql") == "mariadb" {
+		return "MariaDB"
+	}
+	return "MySQL"
+}
+
+func mysqlLogName() string {
+	if MySQLEngine() == "MariaDB" {
+		return "mariadb.log"
+	}
+	return "mysql.log"
+}
+
+// MySQLServerDSN is the DSN of the local MySQL-family server with no
+// database.
 func MySQLServerDSN() string {
 	return fmt.Sprintf("%s:%s@tcp(%s:%s)/",
 		Env("RS_MYSQL_USER", "resultsync"), Env("RS_MYSQL_PASSWORD", "resultsync"),
 		Env("RS_MYSQL_HOST", "127.0.0.1"), Env("RS_MYSQL_PORT", "13306"))
 }
 
-// MySQLDatabase is a fresh database on the local MariaDB.
+// MySQLDatabase is a fresh database on the local MySQL-family server.
 type MySQLDatabase struct {
 	Name string
 	DSN  string
@@ -30,14 +48,14 @@ type MySQLDatabase struct {
 }
 
 // CreateMySQLDatabase creates a fresh database <prefix>_<suffix> on the local
-// MariaDB, applies the migrations of kind ("" applies none), and returns it
+// MySQL-family server, applies the migrations of kind ("" applies none), and returns it
 // with a function that closes and drops it. Connection failures to the
 // server wrap ErrUnreachable. Tests use NewMySQLDatabase; benchmark programs
 // call this directly.
 func CreateMySQLDatabase(ctx context.Context, prefix string, kind schema.Kind, maxOpen int) (*MySQLDatabase, func(), error) {
 	admin, err := mysqldb.Open(ctx, MySQLServerDSN(), mysqldb.Options{MaxOpen: 2})
 	if err != nil {
-		return nil, nil, fmt.Errorf("MariaDB: %w: %w", ErrUnreachable, err)
+		return nil, nil, fmt.Errorf("%s: %w: %w", MySQLEngine(), ErrUnreachable, err)
 	}
 	name := prefix + "_" + Suffix()
 	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" CHARACTER SET utf8mb4"); err != nil {
@@ -79,7 +97,7 @@ func NewMySQLDatabase(t testing.TB, kind schema.Kind) *MySQLDatabase {
 	defer cancel()
 	d, drop, err := CreateMySQLDatabase(ctx, "rs_test", kind, 64)
 	if errors.Is(err, ErrUnreachable) {
-		Unavailable(t, "MariaDB", "mariadb.log", err)
+		Unavailable(t, MySQLEngine(), mysqlLogName(), err)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -52,10 +52,30 @@ func Config(dsn string) (*mysql.Config, error) {
 }
 
 func (o *Options) configure(cfg *mysql.Config) {
-	if o.ReadCommitted {
-		cfg.Params["tx_isolation"] = "'READ-COMMITTED'"
-	}
 	cfg.MultiStatements = o.MultiStatements
+}
+
+// readCommittedConnector sets READ COMMITTED on every new session with the
+// statement both engines accept. (A DSN parameter cannot do it portably:
+// MySQL 8+ knows only transaction_isolation, MariaDB 10.11 only
+// tx_isolation.)
+type readCommittedConnector struct{ driver.Connector }
+
+func (c readCommittedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		_ = conn.Close()
+		return nil, errors.New("setting READ COMMITTED: the MySQL driver connection cannot execute statements")
+	}
+	if _, err := ex.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", nil); err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("setting READ COMMITTED: %w", err)
+	}
+	return conn, nil
 }
 
 // OpenLazy returns a pool for dsn without connecting: a database that is down
@@ -74,6 +94,9 @@ func openLazy(dsn string, o Options) (*sql.DB, *mysql.Config, error) {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("configuring MySQL %s/%s: %w", cfg.Addr, cfg.DBName, err)
+	}
+	if o.ReadCommitted {
+		conn = readCommittedConnector{conn}
 	}
 	db := sql.OpenDB(conn)
 	o.apply(db)

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/resultsync/resultsync/pkg/canonical"
 )
 
 // MySQLSource is the authoritative side: every shard's fitness_result,
@@ -77,8 +79,7 @@ func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int,
 	}
 	out := map[int64]Record{}
 	for i, db := range m.Shards {
-		rows, err := db.QueryContext(ctx, `SELECT data_id, version, is_deleted, content_digest,
-			CONCAT_WS('|', data_id, version, is_deleted, detect_id, project_id, school_id, grade, result, unit)
+		rows, err := db.QueryContext(ctx, `SELECT data_id, version, is_deleted, content_digest, `+canonical.MySQLString+`
 			FROM fitness_result WHERE `+where, args...)
 		if err != nil {
 			return nil, fmt.Errorf("shard %d records: %w", i, err)
@@ -164,12 +165,10 @@ func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets [
 			innerArgs = append(innerArgs, b)
 		}
 	}
-	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest,
-		concat(toString(data_id), '|', toString(version), '|', toString(is_deleted), '|', toString(detect_id), '|',
-		       toString(project_id), '|', toString(school_id), '|', toString(grade), '|', toString(result), '|', unit)
+	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest, %s
 		FROM (SELECT detect_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
 		      FROM fitness_result_versions FINAL WHERE detect_id = %d AND %s)
-		WHERE %s`, s.DetectID, inner, where), append(innerArgs, args...)...)
+		WHERE %s`, canonical.ClickHouseString, s.DetectID, inner, where), append(innerArgs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("target records: %w", err)
 	}

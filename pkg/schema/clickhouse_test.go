@@ -67,7 +67,7 @@ func TestReplacingMergeTreeFinal(t *testing.T) {
 	type cur struct {
 		DataID  int64
 		Version int64
-		Result  string
+		Milli   int64 // the result in thousandths: a value, not an engine's printing of it
 		Deleted uint8
 	}
 	read := func(q string) []cur {
@@ -79,7 +79,7 @@ func TestReplacingMergeTreeFinal(t *testing.T) {
 		var out []cur
 		for rows.Next() {
 			var c cur
-			if err := rows.Scan(&c.DataID, &c.Version, &c.Result, &c.Deleted); err != nil {
+			if err := rows.Scan(&c.DataID, &c.Version, &c.Milli, &c.Deleted); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, c)
@@ -90,13 +90,13 @@ func TestReplacingMergeTreeFinal(t *testing.T) {
 		return out
 	}
 
-	final := read(`SELECT data_id, version, toString(result), is_deleted FROM fitness_result_versions FINAL ORDER BY data_id`)
-	wantFinal := []cur{{900001, 2, "2.310", 0}, {900002, 1, "1.500", 0}, {900003, 2, "7.000", 1}}
+	final := read(`SELECT data_id, version, toInt64(result * 1000), is_deleted FROM fitness_result_versions FINAL ORDER BY data_id`)
+	wantFinal := []cur{{900001, 2, 2310, 0}, {900002, 1, 1500, 0}, {900003, 2, 7000, 1}}
 	if diff := cmp.Diff(wantFinal, final); diff != "" {
 		t.Errorf("FINAL (-want +got):\n%s", diff)
 	}
-	current := read(`SELECT data_id, version, toString(result), toUInt8(0) FROM fitness_result_current ORDER BY data_id`)
-	wantCurrent := []cur{{900001, 2, "2.310", 0}, {900002, 1, "1.500", 0}}
+	current := read(`SELECT data_id, version, toInt64(result * 1000), toUInt8(0) FROM fitness_result_current ORDER BY data_id`)
+	wantCurrent := []cur{{900001, 2, 2310, 0}, {900002, 1, 1500, 0}}
 	if diff := cmp.Diff(wantCurrent, current); diff != "" {
 		t.Errorf("current-state view (-want +got):\n%s", diff)
 	}

@@ -11,9 +11,10 @@ import (
 	"github.com/resultsync/resultsync/pkg/schema"
 )
 
-// TestDigestVectorsInMariaDB: the stored generated column content_digest
-// reproduces every shared vector from the values MariaDB stores.
-func TestDigestVectorsInMariaDB(t *testing.T) {
+// TestDigestVectorsInMySQL: the stored generated column content_digest
+// reproduces every shared vector from the values the shard engine stores
+// (MySQL 9.7 by default; MariaDB 10.11 with RS_MYSQL_ENGINE=mariadb).
+func TestDigestVectorsInMySQL(t *testing.T) {
 	vs, err := canonical.Vectors()
 	if err != nil {
 		t.Fatal(err)
@@ -34,18 +35,19 @@ func TestDigestVectorsInMariaDB(t *testing.T) {
 		}
 		var s string
 		var got uint64
-		if err := d.DB.QueryRowContext(ctx, `SELECT CONCAT_WS('|', data_id, version, is_deleted, detect_id, project_id, school_id, grade, result, unit),
-			content_digest FROM fitness_result`).Scan(&s, &got); err != nil {
+		if err := d.DB.QueryRowContext(ctx, "SELECT "+canonical.MySQLString+", content_digest FROM fitness_result").Scan(&s, &got); err != nil {
 			t.Fatal(err)
 		}
 		if s != v.Canonical || got != v.DigestValue() {
-			t.Errorf("%s: MariaDB gives %q -> %d, want %q -> %s", v.Name, s, got, v.Canonical, v.Digest)
+			t.Errorf("%s: %s gives %q -> %d, want %q -> %s", v.Name, infratest.MySQLEngine(), s, got, v.Canonical, v.Digest)
 		}
 	}
 }
 
-// TestDigestVectorsInClickHouse: the MATERIALIZED column content_digest
-// reproduces every shared vector from the values ClickHouse stores.
+// TestDigestVectorsInClickHouse: the MATERIALIZED column content_digest and
+// the canonical string reproduce every shared vector from the values
+// ClickHouse stores (18.16 server by default; ClickHouse 26 through chdb with
+// RS_CH_ENGINE=chdb).
 func TestDigestVectorsInClickHouse(t *testing.T) {
 	vs, err := canonical.Vectors()
 	if err != nil {
@@ -80,11 +82,13 @@ func TestDigestVectorsInClickHouse(t *testing.T) {
 	}
 	for i, v := range vs {
 		var got uint64
-		if err := d.Conn.QueryRow(ctx, "SELECT content_digest FROM fitness_result_versions WHERE event_id = ?", string(rune('a'+i))).Scan(&got); err != nil {
+		var s string
+		if err := d.Conn.QueryRow(ctx, "SELECT content_digest, "+canonical.ClickHouseString+" FROM fitness_result_versions WHERE event_id = ?",
+			string(rune('a'+i))).Scan(&got, &s); err != nil {
 			t.Fatal(err)
 		}
-		if got != v.DigestValue() {
-			t.Errorf("%s: ClickHouse gives %d, want %s", v.Name, got, v.Digest)
+		if got != v.DigestValue() || s != v.Canonical {
+			t.Errorf("%s: ClickHouse gives %q -> %d, want %q -> %s", v.Name, s, got, v.Canonical, v.Digest)
 		}
 	}
 }

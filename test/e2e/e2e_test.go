@@ -99,7 +99,7 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 		ExpectedVersion: 1, Result: "2.31", Unit: "m", Reason: "teacher correction"}); err != nil {
 		t.Fatal(err)
 	}
-	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 1, Mean: "2.310", Min: "2.310", Max: "2.310"}}
+	want := []chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 1, Mean: "2.31", Min: "2.31", Max: "2.31"}}
 	var got []chstore.ProjectReport
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -115,8 +115,8 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 		t.Fatalf("campaign report (-want +got):\n%s", diff)
 	}
 	state, err := proj.CurrentState(ctx, 10001)
-	if err != nil || len(state) != 1 || state[0].Version != 2 || state[0].Result != "2.310" {
-		t.Errorf("current state = %v, %v; want version 2 at 2.310", state, err)
+	if err != nil || len(state) != 1 || state[0].Version != 2 || state[0].Result != "2.31" {
+		t.Errorf("current state = %v, %v; want version 2 at 2.31", state, err)
 	}
 	lag := c.Lag().Snapshot(time.Now())
 	if len(lag) != 1 || lag[0].ShardID != m.Shards[m.Route(7)].ID {

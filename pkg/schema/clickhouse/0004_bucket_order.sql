@@ -23,9 +23,9 @@ CREATE TABLE IF NOT EXISTS fitness_result_versions_by_bucket (
   source_commit_unix_ms  Int64,
   ingest_unix_ms         Int64,
   row_version            UInt64 MATERIALIZED bitOr(bitShiftLeft(toUInt64(version), 16), toUInt64(epoch)),
-  content_digest         UInt64 MATERIALIZED reinterpretAsUInt64(reverse(substring(MD5(concat(
+  content_digest         UInt64 MATERIALIZED reinterpretAsUInt64(reverse(substring(SHA256(concat(
     toString(data_id), '|', toString(version), '|', toString(is_deleted), '|', toString(detect_id), '|',
-    toString(project_id), '|', toString(school_id), '|', toString(grade), '|', toString(result), '|', unit)), 1, 8)))
+    toString(project_id), '|', toString(school_id), '|', toString(grade), '|', toString(toInt64(result * 1000)), '|', unit)), 1, 8)))
 ) ENGINE = ReplacingMergeTree(row_version)
 ORDER BY (detect_id, data_id % 1024, data_id);
 

@@ -4,7 +4,10 @@
 -- (changes committed), live (records whose latest version is not deleted),
 -- version_xor (XOR of (data_id << 20) ^ (version << 1) ^ is_deleted) and
 -- digest_xor (XOR of the stored content_digest). Triggers update them in the
--- same transaction as the change, from the values MariaDB stores (OLD/NEW).
+-- same transaction as the change, from the values the database stores
+-- (OLD/NEW; no VALUES(): MySQL deprecates it and MariaDB lacks the row alias
+-- that replaces it). On MySQL with the binary log on (its default), creating
+-- a trigger needs the SUPER privilege or log_bin_trust_function_creators=1.
 -- The campaign revision is SUM(revision) over the buckets; it replaces the
 -- striped campaign_revision table. Apply with writes stopped (the backfill
 -- and the triggers are not atomic together).
@@ -33,8 +36,9 @@ CREATE TRIGGER fitness_result_bucket_ins AFTER INSERT ON fitness_result FOR EACH
   INSERT INTO campaign_bucket (detect_id, bucket, revision, live, version_xor, digest_xor)
   VALUES (NEW.detect_id, NEW.data_id % 1024, 1, IF(NEW.is_deleted, 0, 1),
           (CAST(NEW.data_id AS UNSIGNED) << 20) ^ (CAST(NEW.version AS UNSIGNED) << 1) ^ NEW.is_deleted, NEW.content_digest)
-  ON DUPLICATE KEY UPDATE revision = revision + 1, live = live + VALUES(live),
-    version_xor = version_xor ^ VALUES(version_xor), digest_xor = digest_xor ^ VALUES(digest_xor);
+  ON DUPLICATE KEY UPDATE revision = revision + 1, live = live + IF(NEW.is_deleted, 0, 1),
+    version_xor = version_xor ^ ((CAST(NEW.data_id AS UNSIGNED) << 20) ^ (CAST(NEW.version AS UNSIGNED) << 1) ^ NEW.is_deleted),
+    digest_xor = digest_xor ^ NEW.content_digest;
 
 CREATE TRIGGER fitness_result_bucket_upd AFTER UPDATE ON fitness_result FOR EACH ROW
   INSERT INTO campaign_bucket (detect_id, bucket, revision, live, version_xor, digest_xor)
@@ -42,8 +46,10 @@ CREATE TRIGGER fitness_result_bucket_upd AFTER UPDATE ON fitness_result FOR EACH
           ((CAST(OLD.data_id AS UNSIGNED) << 20) ^ (CAST(OLD.version AS UNSIGNED) << 1) ^ OLD.is_deleted)
           ^ ((CAST(NEW.data_id AS UNSIGNED) << 20) ^ (CAST(NEW.version AS UNSIGNED) << 1) ^ NEW.is_deleted),
           OLD.content_digest ^ NEW.content_digest)
-  ON DUPLICATE KEY UPDATE revision = revision + 1, live = live + VALUES(live),
-    version_xor = version_xor ^ VALUES(version_xor), digest_xor = digest_xor ^ VALUES(digest_xor);
+  ON DUPLICATE KEY UPDATE revision = revision + 1, live = live + (IF(NEW.is_deleted, 0, 1) - IF(OLD.is_deleted, 0, 1)),
+    version_xor = version_xor ^ ((CAST(OLD.data_id AS UNSIGNED) << 20) ^ (CAST(OLD.version AS UNSIGNED) << 1) ^ OLD.is_deleted)
+      ^ ((CAST(NEW.data_id AS UNSIGNED) << 20) ^ (CAST(NEW.version AS UNSIGNED) << 1) ^ NEW.is_deleted),
+    digest_xor = digest_xor ^ OLD.content_digest ^ NEW.content_digest;
 
 CREATE TRIGGER fitness_result_bucket_del AFTER DELETE ON fitness_result FOR EACH ROW
   UPDATE campaign_bucket SET revision = revision + 1, live = live - IF(OLD.is_deleted, 0, 1),
