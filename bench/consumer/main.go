@@ -7,7 +7,7 @@
 //
 //   - consumer: the consumer draining the same topic into ClickHouse;
 //
-//   - freshness: a steady stream committed to a MariaDB shard outbox, relayed
+//   - freshness: a steady stream committed to a MySQL shard outbox, relayed
 //     and consumed: commit-to-visible (insert acknowledged, so visible to the
 //     current-state query) p50/p99.
 //
@@ -189,7 +189,7 @@ type nopDLQ struct{}
 
 func (nopDLQ) DeadLetter(context.Context, pulsar.Message, string) error { return nil }
 
-// freshness commits events into a MariaDB shard outbox at rate, relays and
+// freshness commits events into a MySQL shard outbox at rate, relays and
 // consumes them, and measures commit -> insert acknowledged.
 func freshness(ctx context.Context, client pulsar.Client, newDB func() (*chstore.Projection, func(), error), rate int, d time.Duration) (time.Duration, time.Duration, int, error) {
 	shardDB, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 8)

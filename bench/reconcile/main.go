@@ -1,5 +1,5 @@
 // Command reconcile measures a CONTENT reconciliation of one campaign on the
-// local MariaDB (two shards) and ClickHouse, beside a baseline that streams
+// local MySQL or MariaDB (two shards) and ClickHouse, beside a baseline that streams
 // every row of both sides into Go and compares them there, in one run.
 //
 //	go run ./bench/reconcile -rows 1000000 -inject 20
@@ -163,7 +163,7 @@ func run(ctx context.Context, n, inject, nb int) error {
 		}
 	}
 	records := float64(n)
-	fmt.Printf("\nCONTENT reconciliation of %d results (2 shards, %d buckets), MariaDB + ClickHouse 18.16 on one 2-core machine, median of 3 passes\n", n, nb)
+	fmt.Printf("\nCONTENT reconciliation of %d results (2 shards, %d buckets), %s + ClickHouse 18.16 on one 2-core machine, median of 3 passes\n", n, nb, infratest.MySQLEngine())
 	fmt.Printf("%-46s %10s %16s %18s\n", "method", "time", "records/s", "rows compared/s")
 	fmt.Printf("%-46s %10s %16.0f %18.0f\n", "bucket digests pushed down + drill-down", pushed.Round(time.Millisecond), records/pushed.Seconds(), 2*records/pushed.Seconds())
 	fmt.Printf("%-46s %10s %16.0f %18.0f\n", "baseline: stream both sides into Go", base.Round(time.Millisecond), records/base.Seconds(), 2*records/base.Seconds())

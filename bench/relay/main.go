@@ -1,4 +1,4 @@
-// Command relay measures the outbox relay against the local MariaDB and
+// Command relay measures the outbox relay against the local MySQL (or MariaDB) and
 // Pulsar, in one run:
 //
 //   - raw:  the claim-and-mark-SENT loop of the same database with no
@@ -203,7 +203,7 @@ func run(ctx context.Context, events, rate int, steady time.Duration) error {
 		return err
 	}
 
-	fmt.Printf("\nrelay: %d events over 2 shards, batch %d, MariaDB + Pulsar standalone on one 2-core machine\n", events, cfg.BatchSize)
+	fmt.Printf("\nrelay: %d events over 2 shards, batch %d, %s + Pulsar standalone on one 2-core machine\n", events, cfg.BatchSize, infratest.MySQLEngine())
 	fmt.Printf("%-34s %12s %14s %14s\n", "phase", "events/s", "claim->SENT p50", "p99")
 	fmt.Printf("%-34s %12.0f\n", "raw claim+mark SENT (no publish)", rawRate)
 	for _, p := range phases {

@@ -1,6 +1,6 @@
-// Command writepath measures the write path on the local MariaDB, in one run:
+// Command writepath measures the write path on the local MySQL (or MariaDB, RS_MYSQL_ENGINE), in one run:
 //
-//   - raw:       the bare MariaDB transaction UPDATE result + INSERT outbox row
+//   - raw:       the bare database transaction UPDATE result + INSERT outbox row
 //     (the ceiling), over direct connections;
 //   - no-outbox: CorrectResult over gRPC with the outbox row left out;
 //   - outbox:    CorrectResult over gRPC as shipped (row lock, version check,
@@ -195,7 +195,7 @@ func run(ctx context.Context, d, warm time.Duration) error {
 		}
 	}
 
-	fmt.Printf("\nwrite path on MariaDB (2 shards, %s per run, each configuration run twice in ABC-CBA order and averaged, %d cores)\n", d, numCPU())
+	fmt.Printf("\nwrite path on %s (2 shards, %s per run, each configuration run twice in ABC-CBA order and averaged, %d cores)\n", infratest.MySQLEngine(), d, numCPU())
 	fmt.Printf("%-28s %8s %14s\n", "phase", "clients", "commits/s")
 	for _, k := range kinds {
 		for _, n := range clientsList {

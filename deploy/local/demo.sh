@@ -8,6 +8,16 @@ set -euo pipefail
 G="$RS_ROOT/bin/grpcurl -plaintext"
 # The documented development tokens (see README): dev-viewer, dev-operator, dev-admin.
 OP=(-H "authorization: Bearer dev-operator")
+# sql DATABASE QUERY: through the script of the engine the stack runs on (RS_MYSQL_ENGINE).
+sql() { "$RS_ROOT/deploy/local/$RS_MYSQL_ENGINE.sh" sql "$@"; }
+# Both shards' outboxes, whichever shard owns the record.
+outbox_of() {
+  echo "SELECT 'shard-0' AS shard, $2 FROM rs_shard_0.outbox_event WHERE data_id = $1
+        UNION ALL SELECT 'shard-1', $2 FROM rs_shard_1.outbox_event WHERE data_id = $1 ORDER BY 1, 2"
+}
+
+echo
+echo "== shard and control engine: $(sql rs_control "SELECT VERSION() AS version" 2>/dev/null | grep -o '[0-9][0-9.]*[^ |]*' | head -1) ($RS_MYSQL_ENGINE)"
 
 echo
 echo "== health of the six servers (grpc.health.v1.Health/Check)"
@@ -38,14 +48,12 @@ $G "${OP[@]}" -d '{"request_id":"demo-stale","school_id":7,"data_id":900001,"exp
 echo
 echo "== the outbox of the owning shard holds one event per version; the relay publishes them to Pulsar (SENT)"
 for _ in $(seq 1 50); do
-  sent=$("$RS_ROOT/deploy/local/mariadb.sh" sql rs_shard_1 \
-    "SELECT COUNT(*) AS n FROM outbox_event WHERE data_id = 900001 AND status = 'SENT'" 2>/dev/null | grep -o '[0-9]\+' | tail -1)
+  sent=$(sql rs_control "SELECT COUNT(*) AS n FROM ($(outbox_of 900001 "status")) o WHERE status = 'SENT'" 2>/dev/null | grep -o '[0-9]\+' | tail -1)
   [ "${sent:-0}" -ge 2 ] && break
   sleep 0.2
 done
-"$RS_ROOT/deploy/local/mariadb.sh" sql rs_shard_1 \
-  "SELECT id, event_id, version, status, attempts, sent_time FROM outbox_event WHERE data_id = 900001 ORDER BY version" 2>/dev/null \
-  || echo "(mariadb.sh sql unavailable)"
+sql rs_control "$(outbox_of 900001 "version, event_id, status, attempts, sent_time")" 2>/dev/null \
+  || echo "($RS_MYSQL_ENGINE.sh sql unavailable)"
 echo
 echo "== relay administration: $G -H 'authorization: Bearer dev-viewer' 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats"
 $G -H "authorization: Bearer dev-viewer" 127.0.0.1:7102 fitness.v1.OutboxService/GetOutboxStats
@@ -85,7 +93,7 @@ cat <<EOT
   repair     grpc 127.0.0.1:7105   fitness.v1.RepairService
   gateway    http 127.0.0.1:7100   JSON API, /openapiv2/, /healthz  (grpc health 127.0.0.1:7106)
   metrics    http://127.0.0.1:72NN/metrics (7201..7206)
-  MariaDB    127.0.0.1:$RS_MYSQL_PORT (rs_shard_0, rs_shard_1, rs_control; user resultsync)
+  $RS_MYSQL_ENGINE      127.0.0.1:$RS_MYSQL_PORT (rs_shard_0, rs_shard_1, rs_control; user resultsync)
   ClickHouse 127.0.0.1:$RS_CH_PORT native, :$RS_CH_HTTP_PORT HTTP (database $RS_CH_DATABASE)
   Pulsar     pulsar://127.0.0.1:$RS_PULSAR_PORT, admin http://127.0.0.1:$RS_PULSAR_WEB_PORT
 

@@ -7,7 +7,9 @@ set -euo pipefail
 here=$(dirname "$0")
 
 "$here/servers.sh" stop || true
-for s in pulsar clickhouse mariadb; do
+# Both MySQL-family engines, whichever RS_MYSQL_ENGINES says: one started under another setting
+# must not be left running (stopping one that is not running is a no-op).
+for s in pulsar clickhouse mysql mariadb; do
   "$here/$s.sh" stop || log "stopping $s failed"
 done
 if [ "${1:-}" = "--purge" ]; then

@@ -8,19 +8,74 @@ RS_STATE=${RS_STATE:-$RS_ROOT/.local}
 # Cache kept across fresh clones (jar sets and other downloads from the registries).
 RS_CACHE=${RS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/resultsync}
 
-# MariaDB (MySQL protocol): one server, databases rs_shard_0, rs_shard_1, rs_control.
+# MySQL-family servers, each with databases rs_shard_0, rs_shard_1, rs_control:
+#   mysql    Oracle MySQL 9.7 LTS (deploy/local/mysql.sh; the engine production runs)
+#   mariadb  MariaDB 10.11 (deploy/local/mariadb.sh)
+# RS_MYSQL_ENGINE selects the one the stack's DSNs (RS_SHARDS, RS_CONTROL_DSN, RS_MYSQL_PORT)
+# point at; RS_MYSQL_ENGINES lists the servers deploy/local/up.sh starts (the selected engine
+# is always started), e.g. "mysql mariadb" to run the migrations against both.
+RS_MYSQL_ENGINE=${RS_MYSQL_ENGINE:-mysql}
+RS_MYSQL_ENGINES=${RS_MYSQL_ENGINES:-$RS_MYSQL_ENGINE}
+RS_MYSQL_MYSQL_PORT=${RS_MYSQL_MYSQL_PORT:-13306}
+RS_MYSQL_MARIADB_PORT=${RS_MYSQL_MARIADB_PORT:-13307}
+
+# rs_mysql_engine_port ENGINE: the port of the local server of ENGINE; fails on an unknown one.
+rs_mysql_engine_port() {
+  case "$1" in
+    mysql) printf '%s\n' "$RS_MYSQL_MYSQL_PORT" ;;
+    mariadb) printf '%s\n' "$RS_MYSQL_MARIADB_PORT" ;;
+    *) return 1 ;;
+  esac
+}
+
+# rs_env_die MESSAGE: a configuration error (lib.sh's die is not defined yet).
+rs_env_die() {
+  printf 'ERROR: %s\n' "$*" >&2
+  case $- in *i*) return 1 ;; esac # sourced by an interactive shell: do not close it
+  exit 1
+}
+case "$RS_MYSQL_ENGINE" in
+  mysql | mariadb) ;;
+  *) rs_env_die "RS_MYSQL_ENGINE=$RS_MYSQL_ENGINE: must be mysql (Oracle MySQL 9.7) or mariadb (MariaDB 10.11)" ;;
+esac
+for _rs_e in $RS_MYSQL_ENGINES; do
+  rs_mysql_engine_port "$_rs_e" >/dev/null \
+    || rs_env_die "RS_MYSQL_ENGINES=$RS_MYSQL_ENGINES: $_rs_e is not an engine (each must be mysql or mariadb)"
+done
+unset _rs_e
+
 RS_MYSQL_HOST=${RS_MYSQL_HOST:-127.0.0.1}
-RS_MYSQL_PORT=${RS_MYSQL_PORT:-13306}
+# The port the stack connects to: the selected engine's, unless overridden (e.g. an outside server).
+RS_MYSQL_PORT=${RS_MYSQL_PORT:-$(rs_mysql_engine_port "$RS_MYSQL_ENGINE")}
 RS_MYSQL_USER=${RS_MYSQL_USER:-resultsync}
 RS_MYSQL_PASSWORD=${RS_MYSQL_PASSWORD:-resultsync}
 RS_MYSQL_SHARDS=${RS_MYSQL_SHARDS:-rs_shard_0 rs_shard_1}
 RS_MYSQL_CONTROL=${RS_MYSQL_CONTROL:-rs_control}
+
+# rs_mysql_dsn HOST PORT DATABASE: a go-sql-driver DSN of the resultsync user.
+rs_mysql_dsn() { printf '%s:%s@tcp(%s:%s)/%s\n' "$RS_MYSQL_USER" "$RS_MYSQL_PASSWORD" "$1" "$2" "$3"; }
+
+# rs_mysql_shard_map HOST PORT: the shard map shard-0=<dsn>,shard-1=<dsn>,... of RS_MYSQL_SHARDS.
+rs_mysql_shard_map() {
+  local i=0 db map=
+  for db in $RS_MYSQL_SHARDS; do
+    map+="${map:+,}shard-$i=$(rs_mysql_dsn "$1" "$2" "$db")"
+    i=$((i + 1))
+  done
+  printf '%s\n' "$map"
+}
+
+# The services' and the migrator's DSNs (their compiled-in defaults always name port 13306).
+RS_SHARDS=${RS_SHARDS:-$(rs_mysql_shard_map "$RS_MYSQL_HOST" "$RS_MYSQL_PORT")}
+RS_CONTROL_DSN=${RS_CONTROL_DSN:-$(rs_mysql_dsn "$RS_MYSQL_HOST" "$RS_MYSQL_PORT" "$RS_MYSQL_CONTROL")}
 
 # ClickHouse: native protocol and HTTP.
 RS_CH_HOST=${RS_CH_HOST:-127.0.0.1}
 RS_CH_PORT=${RS_CH_PORT:-19000}
 RS_CH_HTTP_PORT=${RS_CH_HTTP_PORT:-18123}
 RS_CH_DATABASE=${RS_CH_DATABASE:-resultsync}
+# The migrator's and the services' ClickHouse address (their compiled-in default is 127.0.0.1:19000).
+RS_CH_ADDR=${RS_CH_ADDR:-$RS_CH_HOST:$RS_CH_PORT}
 
 # Pulsar standalone (deploy/local/pulsar.sh). 4.0.7: the newest 4.0.x whose jar set
 # resolves completely from the registry (4.0.8 lacks jetcd-core-shaded and pulsar-opentelemetry).
@@ -30,6 +85,8 @@ RS_PULSAR_WEB_PORT=${RS_PULSAR_WEB_PORT:-18080}
 # Port of the bookie embedded in standalone (listens on 127.0.0.1 only).
 RS_PULSAR_BOOKIE_PORT=${RS_PULSAR_BOOKIE_PORT:-13181}
 
-export RS_ROOT RS_STATE RS_CACHE RS_MYSQL_HOST RS_MYSQL_PORT RS_MYSQL_USER RS_MYSQL_PASSWORD \
-  RS_MYSQL_SHARDS RS_MYSQL_CONTROL RS_CH_HOST RS_CH_PORT RS_CH_HTTP_PORT RS_CH_DATABASE \
+export RS_ROOT RS_STATE RS_CACHE RS_MYSQL_ENGINE RS_MYSQL_ENGINES RS_MYSQL_MYSQL_PORT \
+  RS_MYSQL_MARIADB_PORT RS_MYSQL_HOST RS_MYSQL_PORT RS_MYSQL_USER RS_MYSQL_PASSWORD \
+  RS_MYSQL_SHARDS RS_MYSQL_CONTROL RS_SHARDS RS_CONTROL_DSN \
+  RS_CH_HOST RS_CH_PORT RS_CH_HTTP_PORT RS_CH_DATABASE RS_CH_ADDR \
   RS_PULSAR_VERSION RS_PULSAR_PORT RS_PULSAR_WEB_PORT RS_PULSAR_BOOKIE_PORT

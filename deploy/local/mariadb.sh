@@ -4,13 +4,15 @@
 #   deploy/local/mariadb.sh install|start|stop|status
 #
 # Data, config, socket, pid file and logs live under $RS_STATE; the server listens on
-# 127.0.0.1:$RS_MYSQL_PORT only. `start` is idempotent: it initializes the data directory on
-# first use, starts the server when it is not running, and (re)applies the users, databases and
-# grants every time.
+# 127.0.0.1:$RS_MYSQL_MARIADB_PORT only (default 13307; Oracle MySQL from deploy/local/mysql.sh
+# has 13306). RS_MYSQL_ENGINE (env.sh) chooses whether the stack's DSNs point at this server.
+# `start` is idempotent: it initializes the data directory on first use, starts the server when
+# it is not running, and (re)applies the users, databases and grants every time.
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
 
+MY_PORT=$RS_MYSQL_MARIADB_PORT
 MY_DIR=$RS_STATE/mariadb
 MY_DATA=$MY_DIR/data
 MY_TMP=$MY_DIR/tmp
@@ -52,7 +54,7 @@ write_cnf() {
 [mysqld]
 user                           = $RUN_USER
 bind-address                   = 127.0.0.1
-port                           = $RS_MYSQL_PORT
+port                           = $MY_PORT
 socket                         = $MY_SOCK
 pid-file                       = $MY_PID
 datadir                        = $MY_DATA
@@ -105,9 +107,9 @@ ping_sock() {
   "$(admin_bin)" --defaults-file="$MY_CNF" -u "$RUN_USER" --connect-timeout=2 ping >/dev/null 2>&1
 }
 
-# ping_tcp: the application account gets an answer on 127.0.0.1:$RS_MYSQL_PORT.
+# ping_tcp: the application account gets an answer on 127.0.0.1:$MY_PORT.
 ping_tcp() {
-  "$(admin_bin)" --no-defaults --protocol=TCP -h 127.0.0.1 -P "$RS_MYSQL_PORT" \
+  "$(admin_bin)" --no-defaults --protocol=TCP -h 127.0.0.1 -P "$MY_PORT" \
     --connect-timeout=2 -u "$RS_MYSQL_USER" -p"$RS_MYSQL_PASSWORD" ping >/dev/null 2>&1
 }
 
@@ -139,9 +141,9 @@ provision() {
     echo "FLUSH PRIVILEGES;"
   } | sql_admin || { tail_log "$MY_LOG"; die "could not create MariaDB users and databases"; }
   # Prove the application account works over TCP, as the services will connect.
-  "$(client_bin)" --no-defaults --protocol=TCP -h 127.0.0.1 -P "$RS_MYSQL_PORT" \
+  "$(client_bin)" --no-defaults --protocol=TCP -h 127.0.0.1 -P "$MY_PORT" \
     -u "$RS_MYSQL_USER" -p"$RS_MYSQL_PASSWORD" -e "SELECT 1" "$RS_MYSQL_CONTROL" >/dev/null \
-    || die "user $RS_MYSQL_USER cannot log in over TCP on 127.0.0.1:$RS_MYSQL_PORT"
+    || die "user $RS_MYSQL_USER cannot log in over TCP on 127.0.0.1:$MY_PORT"
 }
 
 cmd_install() {
@@ -156,13 +158,13 @@ cmd_start() {
     # Ours is running (or still starting: crash recovery can take a while); wait for it below.
     log "MariaDB already running (pid $(cat "$MY_PID"))"
   else
-    if port_open 127.0.0.1 "$RS_MYSQL_PORT"; then
-      die "port $RS_MYSQL_PORT is in use by another process, not our MariaDB (set RS_MYSQL_PORT)"
+    if port_open 127.0.0.1 "$MY_PORT"; then
+      die "port $MY_PORT is in use by another process, not our MariaDB (set RS_MYSQL_MARIADB_PORT)"
     fi
     write_cnf
     init_datadir
     rm -f "$MY_SOCK"
-    log "starting MariaDB on 127.0.0.1:$RS_MYSQL_PORT (data $MY_DATA, log $MY_LOG)"
+    log "starting MariaDB on 127.0.0.1:$MY_PORT (data $MY_DATA, log $MY_LOG)"
     spawn_bg "$MY_LOG" "$(mysqld_bin)" --defaults-file="$MY_CNF"
     local spawned=$SPAWNED_PID deadline=$(( $(date +%s) + START_TIMEOUT ))
     until ping_sock; do
@@ -179,9 +181,13 @@ cmd_start() {
   fi
   wait_for "MariaDB" "$START_TIMEOUT" "$MY_LOG" ping_sock || die "MariaDB does not answer (log: $MY_LOG)"
   pidfile_alive "$MY_PID" || { tail_log "$MY_LOG"; die "MariaDB answers but its pid file $MY_PID is missing"; }
+  # A server started before the MySQL/MariaDB port split listens on the old port (13306).
+  local port
+  port=$(echo "SELECT @@port;" | sql_admin) || die "cannot query the running MariaDB"
+  [ "$port" = "$MY_PORT" ] || die "the running MariaDB (pid $(cat "$MY_PID")) listens on port $port, not RS_MYSQL_MARIADB_PORT=$MY_PORT: restart it ($0 stop && $0 start)"
   provision
-  ping_tcp || { tail_log "$MY_LOG"; die "mariadb-admin ping over TCP 127.0.0.1:$RS_MYSQL_PORT failed"; }
-  log "MariaDB ready on 127.0.0.1:$RS_MYSQL_PORT, user $RS_MYSQL_USER, databases $RS_MYSQL_SHARDS $RS_MYSQL_CONTROL ($(( $(date +%s) - t0 ))s)"
+  ping_tcp || { tail_log "$MY_LOG"; die "mariadb-admin ping over TCP 127.0.0.1:$MY_PORT failed"; }
+  log "MariaDB ready on 127.0.0.1:$MY_PORT, user $RS_MYSQL_USER, databases $RS_MYSQL_SHARDS $RS_MYSQL_CONTROL ($(( $(date +%s) - t0 ))s)"
 }
 
 cmd_stop() {
@@ -205,11 +211,11 @@ cmd_stop() {
 
 cmd_status() {
   if ping_tcp; then
-    log "MariaDB answering on 127.0.0.1:$RS_MYSQL_PORT$(pidfile_alive "$MY_PID" && echo " (pid $(cat "$MY_PID"))")"
+    log "MariaDB answering on 127.0.0.1:$MY_PORT$(pidfile_alive "$MY_PID" && echo " (pid $(cat "$MY_PID"))")"
     return 0
   fi
   if pidfile_alive "$MY_PID"; then
-    log "MariaDB pid $(cat "$MY_PID") is alive but does not answer $RS_MYSQL_USER on 127.0.0.1:$RS_MYSQL_PORT"
+    log "MariaDB pid $(cat "$MY_PID") is alive but does not answer $RS_MYSQL_USER on 127.0.0.1:$MY_PORT"
   else
     log "MariaDB is not running"
   fi
@@ -219,7 +225,7 @@ cmd_status() {
 # sql DATABASE QUERY: run a query as the resultsync user over TCP, tab-separated with headers.
 cmd_sql() {
   [ $# -eq 2 ] || { echo "usage: $0 sql DATABASE QUERY" >&2; exit 2; }
-  "$(client_bin)" --no-defaults --protocol=tcp -h 127.0.0.1 -P "$RS_MYSQL_PORT" \
+  "$(client_bin)" --no-defaults --protocol=tcp -h 127.0.0.1 -P "$MY_PORT" \
     -u "$RS_MYSQL_USER" -p"$RS_MYSQL_PASSWORD" --table "$1" -e "$2"
 }
 

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Installs (idempotently) and starts the local infrastructure: MariaDB (two
-# shards + control), ClickHouse and Pulsar standalone, then applies the schema
-# migrations. Safe to run again: running servers are kept, applied migrations skipped.
+# Installs (idempotently) and starts the local infrastructure: the MySQL-family
+# servers of RS_MYSQL_ENGINES (Oracle MySQL and/or MariaDB; two shards + control
+# each), ClickHouse and Pulsar standalone, then applies the schema migrations to
+# the selected engine (RS_MYSQL_ENGINE) and to every other engine started. Safe to
+# run again: running servers are kept, applied migrations skipped.
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
 here=$(dirname "$0")
 
-for s in mariadb clickhouse pulsar; do
+# The MySQL-family servers to start: the selected engine (the stack's DSNs point at it)
+# first, then the other engines of RS_MYSQL_ENGINES.
+engines=$RS_MYSQL_ENGINE
+for e in $RS_MYSQL_ENGINES; do
+  case " $engines " in *" $e "*) ;; *) engines+=" $e" ;; esac
+done
+if [ "$RS_MYSQL_PORT" != "$(rs_mysql_engine_port "$RS_MYSQL_ENGINE")" ]; then
+  log "note: RS_MYSQL_PORT=$RS_MYSQL_PORT is not the port of the local $RS_MYSQL_ENGINE ($(rs_mysql_engine_port "$RS_MYSQL_ENGINE")): the stack connects to $RS_MYSQL_HOST:$RS_MYSQL_PORT"
+fi
+
+for s in $engines clickhouse pulsar; do
   "$here/$s.sh" install
 done
 # Pulsar is the slowest to start; the databases come up meanwhile.
-for s in mariadb clickhouse pulsar; do
+for s in $engines clickhouse pulsar; do
   "$here/$s.sh" start || die "$s failed to start (logs kept in $RS_STATE/logs)"
 done
 
@@ -37,6 +49,19 @@ fi
 [ "$(partitions)" -gt 0 ] || die "topic fitness-result-changed is not partitioned (see $RS_STATE/logs/pulsar.log)"
 log "topic fitness-result-changed has $(partitions) partitions"
 
-log "applying schema migrations"
-(cd "$RS_ROOT" && go run ./services/migrate) || die "schema migrations failed"
+log "applying schema migrations ($RS_MYSQL_ENGINE on $RS_MYSQL_HOST:$RS_MYSQL_PORT, ClickHouse)"
+(cd "$RS_ROOT" && go run ./services/migrate) || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
+# The other engines get the same MySQL migrations. The migrator reads its DSNs from RS_SHARDS
+# and RS_CONTROL_DSN (not from RS_MYSQL_PORT), so both are set to the engine's port; ClickHouse
+# was migrated above (an empty address skips it).
+for e in $engines; do
+  [ "$e" = "$RS_MYSQL_ENGINE" ] && continue
+  port=$(rs_mysql_engine_port "$e")
+  log "applying schema migrations to $e on 127.0.0.1:$port"
+  (cd "$RS_ROOT" && RS_MYSQL_HOST=127.0.0.1 RS_MYSQL_PORT=$port \
+      RS_SHARDS=$(rs_mysql_shard_map 127.0.0.1 "$port") \
+      RS_CONTROL_DSN=$(rs_mysql_dsn 127.0.0.1 "$port" "$RS_MYSQL_CONTROL") \
+      go run ./services/migrate -clickhouse-addr=) \
+    || die "schema migrations failed on $e (127.0.0.1:$port)"
+done
 log "infrastructure is up (state in $RS_STATE)"

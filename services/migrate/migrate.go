@@ -22,6 +22,7 @@ type Config struct {
 	CHAddr     string
 	CHDatabase string
 	LogLevel   string
+	Resume     bool
 }
 
 func (c *Config) load(args []string) error {
@@ -31,6 +32,7 @@ func (c *Config) load(args []string) error {
 	l.String(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address (empty skips ClickHouse)")
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
+	l.Bool(&c.Resume, "resume", "RS_MIGRATE_RESUME", false, "continue a half-applied (dirty) MySQL migration from the statement that failed, after fixing its cause")
 	if err := l.Parse(args); err != nil {
 		return err
 	}
@@ -57,11 +59,11 @@ func realMain(ctx context.Context, args []string) error {
 	}
 	m, _ := shard.Parse(cfg.Shards)
 	for _, s := range m.Shards {
-		if err := migrateMySQL(ctx, log, "shard "+s.ID, s.DSN, schema.Shard); err != nil {
+		if err := migrateMySQL(ctx, log, "shard "+s.ID, s.DSN, schema.Shard, cfg.Resume); err != nil {
 			return err
 		}
 	}
-	if err := migrateMySQL(ctx, log, "control", cfg.ControlDSN, schema.Control); err != nil {
+	if err := migrateMySQL(ctx, log, "control", cfg.ControlDSN, schema.Control, cfg.Resume); err != nil {
 		return err
 	}
 	if cfg.CHAddr == "" {
@@ -81,16 +83,20 @@ func realMain(ctx context.Context, args []string) error {
 	return nil
 }
 
-func migrateMySQL(ctx context.Context, log *slog.Logger, name, dsn string, kind schema.Kind) error {
+func migrateMySQL(ctx context.Context, log *slog.Logger, name, dsn string, kind schema.Kind, resume bool) error {
 	db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 2})
 	if err != nil {
 		return fmt.Errorf("migrating %s: %w", name, err)
 	}
 	defer db.Close()
-	done, err := schema.ApplyMySQL(ctx, db, kind)
-	if err != nil {
-		return fmt.Errorf("migrating %s: %w", name, err)
+	var version string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
+		return fmt.Errorf("migrating %s: reading the server version: %w", name, err)
 	}
-	log.Info("migrated", "database", name, "applied", done)
+	done, err := schema.ApplyMySQLWith(ctx, db, kind, schema.MySQLOptions{Resume: resume})
+	if err != nil {
+		return fmt.Errorf("migrating %s (server %s): %w", name, version, err)
+	}
+	log.Info("migrated", "database", name, "server_version", version, "applied", done)
 	return nil
 }
