@@ -90,8 +90,8 @@ func (e *env) close() {
 	}
 }
 
-// client c owns records dataID(c, 0..recordsPerClient-1); school = c+2, so
-// clients alternate between the two shards.
+// client c owns records dataID(c, 0..recordsPerClient-1) of school c+2;
+// each record lives on the shard its data_id routes to (shard.Map.Owner).
 func dataID(phase, c, k int) int64 { return int64(1_000_000*phase + 1000*c + k) }
 
 func run(ctx context.Context, d, warm time.Duration) error {
@@ -124,8 +124,8 @@ func run(ctx context.Context, d, warm time.Duration) error {
 			}
 		}
 		return measure(n, d, warm, func(c, i int) error {
-			db := e.dbs[c%2]
 			id := dataID(p, c, i%recordsPerClient)
+			db := e.dbs[e.m.Owner(id)]
 			now := time.Now().UTC()
 			tx, err := db.BeginTx(ctx, nil)
 			if err != nil {
@@ -212,8 +212,8 @@ func run(ctx context.Context, d, warm time.Duration) error {
 }
 
 func seed(ctx context.Context, e *env, phase, c int) error {
-	db := e.dbs[c%2]
 	for k := range recordsPerClient {
+		db := e.dbs[e.m.Owner(dataID(phase, c, k))]
 		if _, err := db.ExecContext(ctx, `INSERT INTO fitness_result
 			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
 			VALUES (?, 10001, ?, 3, ?, 5, 2.21, 'm', 1, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, dataID(phase, c, k), c, c+2); err != nil {

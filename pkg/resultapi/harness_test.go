@@ -38,8 +38,16 @@ func newHarness(t *testing.T, opts resultstore.Options, dsnOverride map[int]stri
 		}
 		h.m.Shards = append(h.m.Shards, shard.Shard{ID: []string{"shard-0", "shard-1"}[i], DSN: dsn})
 	}
+	h.client = serve(t, h.m, opts)
+	return h
+}
+
+// serve starts a results server on :0 with fresh stores (a cold identity
+// cache) over the shard map m.
+func serve(t *testing.T, m shard.Map, opts resultstore.Options) fitnessv1.ResultServiceClient {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	stores, closeAll, err := OpenStores(context.Background(), log, h.m, 64, opts)
+	stores, closeAll, err := OpenStores(context.Background(), log, m, 64, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,15 +56,28 @@ func newHarness(t *testing.T, opts resultstore.Options, dsnOverride map[int]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	fitnessv1.RegisterResultServiceServer(srv.GRPC(), NewService(h.m, stores))
-	conn := servertest.Serve(t, srv)
-	h.client = fitnessv1.NewResultServiceClient(conn)
-	return h
+	fitnessv1.RegisterResultServiceServer(srv.GRPC(), NewService(m, stores))
+	return fitnessv1.NewResultServiceClient(servertest.Serve(t, srv))
 }
 
-// shardOf returns the test database owning schoolID.
-func (h *harness) shardOf(schoolID int64) *infratest.MySQLDatabase {
-	return h.shards[h.m.Route(schoolID)]
+// owner returns the test database of the shard owning dataID.
+func (h *harness) owner(dataID int64) *infratest.MySQLDatabase {
+	return h.shards[h.m.Owner(dataID)]
+}
+
+// other returns the test database of the shard NOT owning dataID (the
+// harness runs two).
+func (h *harness) other(dataID int64) *infratest.MySQLDatabase {
+	return h.shards[1-h.m.Owner(dataID)]
+}
+
+// idOwnedBy returns the smallest data id >= from owned by shard i.
+func (h *harness) idOwnedBy(i int, from int64) int64 {
+	for id := from; ; id++ {
+		if h.m.Owner(id) == i {
+			return id
+		}
+	}
 }
 
 // outboxRow is one decoded outbox row.
@@ -66,9 +87,10 @@ type outboxRow struct {
 	Event   *fitnessv1.FitnessResultChanged
 }
 
-func (h *harness) outbox(t *testing.T, schoolID, dataID int64) []outboxRow {
+// outbox returns the outbox rows of dataID on the shard owning it.
+func (h *harness) outbox(t *testing.T, dataID int64) []outboxRow {
 	t.Helper()
-	rows, err := h.shardOf(schoolID).DB.QueryContext(context.Background(),
+	rows, err := h.owner(dataID).DB.QueryContext(context.Background(),
 		"SELECT version, status, payload FROM outbox_event WHERE data_id = ? ORDER BY version", dataID)
 	if err != nil {
 		t.Fatal(err)
@@ -99,6 +121,34 @@ func (h *harness) count(t *testing.T, db *infratest.MySQLDatabase, query string,
 		t.Fatal(err)
 	}
 	return n
+}
+
+// countAll sums a count query over every shard.
+func (h *harness) countAll(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	n := 0
+	for _, db := range h.shards {
+		n += h.count(t, db, query, args...)
+	}
+	return n
+}
+
+// tables counts the rows of every table a command writes, per shard, and the
+// campaign revision: a command that wrote nothing leaves them all unchanged.
+func (h *harness) tables(t *testing.T) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for i, db := range h.shards {
+		for _, q := range []string{
+			"SELECT COUNT(*) FROM fitness_result",
+			"SELECT COUNT(*) FROM outbox_event",
+			"SELECT COUNT(*) FROM request_log",
+			"SELECT COALESCE(SUM(revision), 0) FROM campaign_bucket",
+		} {
+			out[h.m.Shards[i].ID+": "+q] = h.count(t, db, q)
+		}
+	}
+	return out
 }
 
 func recordReq(reqID string, dataID, schoolID int64, result string) *fitnessv1.RecordResultRequest {

@@ -1,7 +1,14 @@
 // Package resultapi implements fitness.v1.ResultService over the shard map:
 // request validation with field-level INVALID_ARGUMENT details, routing by
-// school, cross-shard listing with page tokens, and the mapping of store and
-// database errors to gRPC status codes.
+// data_id (shard.Map.Owner), cross-shard listing with page tokens, and the
+// mapping of store and database errors to gRPC status codes.
+//
+// Every command and read of one data_id reaches the one shard that owns it,
+// whatever school the request names, so the shard's primary key makes a
+// data_id unique across schools and shards: a second RecordResult of a taken
+// data_id is ALREADY_EXISTS. The school_id of CorrectResult, DeleteResult and
+// GetResult is checked against the stored record (another school's record is
+// NOT_FOUND and is never changed); lists read every shard.
 package resultapi
 
 import (
@@ -45,8 +52,9 @@ func NewService(m shard.Map, stores []*resultstore.Store) *Service {
 	return &Service{shards: m, stores: stores}
 }
 
-func (s *Service) storeFor(schoolID int64) *resultstore.Store {
-	return s.stores[s.shards.Route(schoolID)]
+// storeFor returns the store of the shard that owns dataID.
+func (s *Service) storeFor(dataID int64) *resultstore.Store {
+	return s.stores[s.shards.Owner(dataID)]
 }
 
 // violations collects field violations for one INVALID_ARGUMENT error.
@@ -92,7 +100,8 @@ func (v violations) err() error {
 	return st.Err()
 }
 
-// RecordResult implements fitness.v1.ResultService.
+// RecordResult implements fitness.v1.ResultService. A data_id already
+// recorded, under any school, is ALREADY_EXISTS and nothing is written.
 func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultRequest) (*fitnessv1.RecordResultResponse, error) {
 	var v violations
 	v.requestID(req.GetRequestId())
@@ -118,7 +127,7 @@ func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultR
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	out, err := s.storeFor(req.GetSchoolId()).Record(ctx, resultstore.RecordCommand{
+	out, err := s.storeFor(req.GetDataId()).Record(ctx, resultstore.RecordCommand{
 		RequestID: req.GetRequestId(), DataID: req.GetDataId(), DetectID: req.GetDetectId(), UserID: req.GetUserId(),
 		ProjectID: req.GetProjectId(), SchoolID: req.GetSchoolId(), Grade: req.GetGrade(), Result: result, Unit: unit,
 	})
@@ -140,7 +149,8 @@ func (v *violations) change(requestID string, schoolID, dataID, expected int64, 
 	v.text("reason", reason, maxReason)
 }
 
-// CorrectResult implements fitness.v1.ResultService.
+// CorrectResult implements fitness.v1.ResultService. The record must belong
+// to req.school_id: another school's record is NOT_FOUND and left unchanged.
 func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResultRequest) (*fitnessv1.CorrectResultResponse, error) {
 	var v violations
 	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
@@ -153,7 +163,7 @@ func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResul
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	out, err := s.storeFor(req.GetSchoolId()).Correct(ctx, resultstore.CorrectCommand{
+	out, err := s.storeFor(req.GetDataId()).Correct(ctx, resultstore.CorrectCommand{
 		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
 		ExpectedVersion: req.GetExpectedVersion(), Result: req.GetResult(), Unit: req.GetUnit(), Reason: req.GetReason(),
 	})
@@ -163,14 +173,15 @@ func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResul
 	return &fitnessv1.CorrectResultResponse{Result: out.Result, EventId: out.EventID}, nil
 }
 
-// DeleteResult implements fitness.v1.ResultService.
+// DeleteResult implements fitness.v1.ResultService. The record must belong
+// to req.school_id: another school's record is NOT_FOUND and left unchanged.
 func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultRequest) (*fitnessv1.DeleteResultResponse, error) {
 	var v violations
 	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	out, err := s.storeFor(req.GetSchoolId()).Delete(ctx, resultstore.DeleteCommand{
+	out, err := s.storeFor(req.GetDataId()).Delete(ctx, resultstore.DeleteCommand{
 		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
 		ExpectedVersion: req.GetExpectedVersion(), Reason: req.GetReason(),
 	})
@@ -180,7 +191,8 @@ func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultR
 	return &fitnessv1.DeleteResultResponse{Result: out.Result, EventId: out.EventID}, nil
 }
 
-// GetResult implements fitness.v1.ResultService.
+// GetResult implements fitness.v1.ResultService. Another school's record is
+// NOT_FOUND.
 func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest) (*fitnessv1.GetResultResponse, error) {
 	var v violations
 	v.positive("school_id", req.GetSchoolId())
@@ -188,7 +200,7 @@ func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	r, err := s.storeFor(req.GetSchoolId()).Get(ctx, req.GetSchoolId(), req.GetDataId())
+	r, err := s.storeFor(req.GetDataId()).Get(ctx, req.GetSchoolId(), req.GetDataId())
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -226,9 +238,11 @@ func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
 	return after, nil
 }
 
-// ListResults implements fitness.v1.ResultService. Without a school it reads
-// every shard and merges by data_id; any unreachable shard fails the call
-// (a partial list would look complete).
+// ListResults implements fitness.v1.ResultService. A school's results are
+// spread over every shard (routing is by data_id), so every list reads every
+// shard, each up to one more than a page after the token's data_id, and
+// merges by data_id; any unreachable shard fails the call (a partial list
+// would look complete).
 func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsRequest) (*fitnessv1.ListResultsResponse, error) {
 	var v violations
 	v.positive("detect_id", req.GetDetectId())
@@ -254,14 +268,10 @@ func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsReq
 	if err := v.err(); err != nil {
 		return nil, err
 	}
-	stores := s.stores
-	if req.GetSchoolId() != 0 {
-		stores = []*resultstore.Store{s.storeFor(req.GetSchoolId())}
-	}
 	q := resultstore.ListQuery{DetectID: req.GetDetectId(), SchoolID: req.GetSchoolId(), ProjectID: req.GetProjectId(),
 		ShowDeleted: req.GetShowDeleted(), AfterDataID: after, Limit: size + 1}
 	var all []*fitnessv1.FitnessResult
-	for _, st := range stores {
+	for _, st := range s.stores {
 		rs, err := st.List(ctx, q)
 		if err != nil {
 			return nil, toStatus(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -48,7 +49,7 @@ func TestCanonicalStory(t *testing.T) {
 		t.Errorf("GetResult differs from the committed correction (-want +got):\n%s", diff)
 	}
 
-	rows := h.outbox(t, 7, 900001)
+	rows := h.outbox(t, 900001)
 	if len(rows) != 2 {
 		t.Fatalf("outbox has %d rows for 900001, want 2 (one per version)", len(rows))
 	}
@@ -97,7 +98,6 @@ func TestFailureBeforeCommitLeavesNothing(t *testing.T) {
 	if get.GetResult().GetVersion() != 1 || get.GetResult().GetResult() != "2.21" {
 		t.Errorf("after failed correction: version %d result %s, want 1 and 2.21", get.GetResult().GetVersion(), get.GetResult().GetResult())
 	}
-	db := h.shardOf(7)
 	for _, c := range []struct {
 		q    string
 		want int
@@ -108,8 +108,8 @@ func TestFailureBeforeCommitLeavesNothing(t *testing.T) {
 		{"SELECT COUNT(*) FROM request_log", 1},
 		{"SELECT COALESCE(SUM(revision), 0) FROM campaign_bucket", 1},
 	} {
-		if got := h.count(t, db, c.q); got != c.want {
-			t.Errorf("%s = %d, want %d", c.q, got, c.want)
+		if got := h.countAll(t, c.q); got != c.want {
+			t.Errorf("%s over every shard = %d, want %d", c.q, got, c.want)
 		}
 	}
 	// The same request succeeds once the fault is gone: nothing was half-written.
@@ -193,7 +193,7 @@ func TestConcurrentCorrections(t *testing.T) {
 	}
 	wg.Wait()
 	want := int64(2 + n)
-	rows := h.outbox(t, 7, 900001)
+	rows := h.outbox(t, 900001)
 	if int64(len(rows)) != want {
 		t.Fatalf("outbox rows = %d, want %d", len(rows), want)
 	}
@@ -211,48 +211,293 @@ func TestConcurrentCorrections(t *testing.T) {
 	}
 }
 
-// TestRoutingAndShardDown: schools land on their own shards; a shard that is
-// down fails only its own requests, with UNAVAILABLE.
+// TestRoutingAndShardDown: every record lands on the shard its data_id
+// routes to, whatever its school (each school here has records on both
+// shards); a shard that is down fails only the requests of the data ids it
+// owns, with UNAVAILABLE, and every list — a school's results span every
+// shard — fails rather than return a partial list.
 func TestRoutingAndShardDown(t *testing.T) {
 	h := newHarness(t, resultstore.Options{}, nil)
 	ctx := context.Background()
-	for _, school := range []int64{10, 11, 12, 13} {
-		if _, err := h.client.RecordResult(ctx, recordReq(fmt.Sprint("r-", school), 900000+school, school, "2.00")); err != nil {
+	records := []struct{ id, school int64 }{
+		{h.idOwnedBy(0, 900010), 10}, {h.idOwnedBy(1, 900010), 10},
+		{h.idOwnedBy(0, 900020), 11}, {h.idOwnedBy(1, 900020), 11},
+	}
+	for _, r := range records {
+		if _, err := h.client.RecordResult(ctx, recordReq(fmt.Sprint("r-", r.id), r.id, r.school, "2.00")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, school := range []int64{10, 11, 12, 13} {
-		own, other := h.shardOf(school), h.shards[1-h.m.Route(school)]
-		if h.count(t, own, "SELECT COUNT(*) FROM fitness_result WHERE data_id = ?", 900000+school) != 1 ||
-			h.count(t, own, "SELECT COUNT(*) FROM outbox_event WHERE data_id = ?", 900000+school) != 1 {
-			t.Errorf("school %d: result or outbox row missing on its shard %s", school, own.Name)
+	for _, r := range records {
+		own, other := h.owner(r.id), h.other(r.id)
+		if h.count(t, own, "SELECT COUNT(*) FROM fitness_result WHERE data_id = ? AND school_id = ?", r.id, r.school) != 1 ||
+			h.count(t, own, "SELECT COUNT(*) FROM outbox_event WHERE data_id = ?", r.id) != 1 ||
+			h.count(t, own, "SELECT COUNT(*) FROM request_log WHERE data_id = ?", r.id) != 1 {
+			t.Errorf("data id %d (school %d): result, outbox row or request log missing on its shard %s", r.id, r.school, own.Name)
 		}
-		if h.count(t, other, "SELECT COUNT(*) FROM fitness_result WHERE data_id = ?", 900000+school) != 0 {
-			t.Errorf("school %d: result found on the other shard", school)
+		if h.count(t, other, "SELECT COUNT(*) FROM fitness_result WHERE data_id = ?", r.id) != 0 ||
+			h.count(t, other, "SELECT COUNT(*) FROM outbox_event WHERE data_id = ?", r.id) != 0 {
+			t.Errorf("data id %d (school %d): found on the other shard %s", r.id, r.school, other.Name)
 		}
-	}
-	if h.m.Route(10) == h.m.Route(11) {
-		t.Fatal("schools 10 and 11 route to the same shard; the test needs both shards")
+		get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: r.school, DataId: r.id})
+		if err != nil || get.GetResult().GetShardId() != h.m.Shards[h.m.Owner(r.id)].ID {
+			t.Errorf("GetResult(%d) = %v, %v; want it from %s", r.id, get, err, h.m.Shards[h.m.Owner(r.id)].ID)
+		}
 	}
 
 	down := newHarness(t, resultstore.Options{}, map[int]string{1: "resultsync:resultsync@tcp(127.0.0.1:1)/nowhere?timeout=1s"})
-	upSchool, downSchool := int64(10), int64(11) // shard-0, shard-1
-	if _, err := down.client.RecordResult(ctx, recordReq("up", 900010, upSchool, "2.00")); err != nil {
+	// One school, one record on each shard: the data id decides, not the school.
+	const school = 10
+	upID, downID := down.idOwnedBy(0, 900100), down.idOwnedBy(1, 900100) // shard-0 up, shard-1 down
+	if _, err := down.client.RecordResult(ctx, recordReq("up", upID, school, "2.00")); err != nil {
 		t.Errorf("write to the healthy shard failed: %v", err)
 	}
-	if _, err := down.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: upSchool, DataId: 900010}); err != nil {
+	if _, err := down.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: school, DataId: upID}); err != nil {
 		t.Errorf("read from the healthy shard failed: %v", err)
 	}
-	_, err := down.client.RecordResult(ctx, recordReq("down", 900011, downSchool, "2.00"))
+	if _, err := down.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "up-c", SchoolId: school, DataId: upID,
+		ExpectedVersion: 1, Result: "2.10", Unit: "m"}); err != nil {
+		t.Errorf("correction on the healthy shard failed: %v", err)
+	}
+	_, err := down.client.RecordResult(ctx, recordReq("down", downID, school, "2.00"))
 	if status.Code(err) != codes.Unavailable {
 		t.Errorf("write to the down shard: %v, want Unavailable", err)
+	}
+	_, err = down.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: school, DataId: downID})
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("read from the down shard: %v, want Unavailable", err)
 	}
 	_, err = down.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001})
 	if status.Code(err) != codes.Unavailable {
 		t.Errorf("campaign list with a shard down: %v, want Unavailable (a partial list would look complete)", err)
 	}
-	if _, err := down.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: upSchool}); err != nil {
-		t.Errorf("school list on the healthy shard: %v", err)
+	_, err = down.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: school})
+	if status.Code(err) != codes.Unavailable {
+		t.Errorf("school list with a shard down: %v, want Unavailable (the school has results on every shard)", err)
+	}
+}
+
+// TestSameDataIDUnderTwoSchoolsIsRefused reproduces a silent loss of a
+// result: routed by school, data_id X under school 7 and X under school 8
+// went to two shards and both were accepted, and downstream (event id, the
+// ClickHouse key, reconciliation: all keyed by data_id) collapsed them into
+// one row. Routed by data_id, the second is refused with ALREADY_EXISTS,
+// writes nothing on any shard, and the first stays intact.
+func TestSameDataIDUnderTwoSchoolsIsRefused(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	const id = 900001
+	if n := int64(len(h.shards)); 7%n == 8%n {
+		t.Fatal("schools 7 and 8 shared a shard under routing by school; the test needs them apart")
+	}
+	first, err := h.client.RecordResult(ctx, recordReq("r-7", id, 7, "2.21"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h.tables(t)
+
+	second := recordReq("r-8", id, 8, "1.95")
+	second.UserId = 5
+	for attempt := range 2 { // a retry of the refused request is refused again, never replayed
+		st := status.Convert(func() error { _, err := h.client.RecordResult(ctx, second); return err }())
+		if st.Code() != codes.AlreadyExists {
+			t.Fatalf("attempt %d: data id %d under school 8 after school 7: %s %q, want AlreadyExists", attempt, id, st.Code(), st.Message())
+		}
+		if want := fmt.Sprintf("data_id %d is already taken", id); !strings.Contains(st.Message(), want) {
+			t.Errorf("attempt %d: message %q does not say %q", attempt, st.Message(), want)
+		}
+	}
+	// The first request's id reused for the other school's record is refused too.
+	reused := proto.Clone(second).(*fitnessv1.RecordResultRequest)
+	reused.RequestId = "r-7"
+	if _, err := h.client.RecordResult(ctx, reused); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("request id r-7 reused for school 8: %v, want FailedPrecondition", err)
+	}
+
+	if diff := cmp.Diff(before, h.tables(t)); diff != "" {
+		t.Errorf("the refused records wrote something (-before +after):\n%s", diff)
+	}
+	for _, c := range []string{
+		"SELECT COUNT(*) FROM fitness_result WHERE school_id = 8",
+		"SELECT COUNT(*) FROM request_log WHERE request_id = 'r-8'",
+		"SELECT COUNT(*) FROM outbox_event WHERE data_id = 900001 AND version > 1",
+	} {
+		if n := h.countAll(t, c); n != 0 {
+			t.Errorf("%s over every shard = %d, want 0", c, n)
+		}
+	}
+	if n := h.count(t, h.other(id), "SELECT COUNT(*) FROM outbox_event WHERE data_id = ?", id); n != 0 {
+		t.Errorf("outbox rows of %d on the shard not owning it = %d, want 0", id, n)
+	}
+
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(first.GetResult(), get.GetResult(), protocmp.Transform()); diff != "" {
+		t.Errorf("school 7's record changed (-recorded +now):\n%s", diff)
+	}
+	rows := h.outbox(t, id)
+	if len(rows) != 1 {
+		t.Fatalf("outbox rows of %d = %d, want 1 (school 7's version 1)", id, len(rows))
+	}
+	if diff := cmp.Diff(resultstore.Event(first.GetResult()), rows[0].Event, protocmp.Transform()); diff != "" {
+		t.Errorf("outbox event differs from school 7's record (-want +got):\n%s", diff)
+	}
+	if _, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 8, DataId: id}); status.Code(err) != codes.NotFound {
+		t.Errorf("GetResult for school 8: %v, want NotFound", err)
+	}
+	list, err := h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: 8})
+	if err != nil || len(list.GetResults()) != 0 {
+		t.Errorf("school 8's list = %v, %v; want empty", list.GetResults(), err)
+	}
+}
+
+// TestWrongSchoolCannotTouchRecord: a correction, deletion or read naming
+// another school than the record's is NOT_FOUND and changes nothing, on a
+// server that knows the record's identity (cached) and on a cold one; the
+// record's own school still can.
+func TestWrongSchoolCannotTouchRecord(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	const id = 900001
+	rec, err := h.client.RecordResult(ctx, recordReq("r-1", id, 7, "2.21"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := h.tables(t)
+	servers := []struct {
+		name   string
+		client fitnessv1.ResultServiceClient
+	}{
+		{"warm", h.client},
+		{"cold", serve(t, h.m, resultstore.Options{})},
+	}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			_, err := srv.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: srv.name + "-c", SchoolId: 8, DataId: id,
+				ExpectedVersion: 1, Result: "2.31", Unit: "m"})
+			if status.Code(err) != codes.NotFound {
+				t.Errorf("correction by school 8: %v, want NotFound", err)
+			}
+			_, err = srv.client.DeleteResult(ctx, &fitnessv1.DeleteResultRequest{RequestId: srv.name + "-d", SchoolId: 8, DataId: id, ExpectedVersion: 1})
+			if status.Code(err) != codes.NotFound {
+				t.Errorf("deletion by school 8: %v, want NotFound", err)
+			}
+			if _, err := srv.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 8, DataId: id}); status.Code(err) != codes.NotFound {
+				t.Errorf("read by school 8: %v, want NotFound", err)
+			}
+		})
+	}
+	if diff := cmp.Diff(before, h.tables(t)); diff != "" {
+		t.Errorf("requests of the wrong school wrote something (-before +after):\n%s", diff)
+	}
+	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rec.GetResult(), get.GetResult(), protocmp.Transform()); diff != "" {
+		t.Errorf("record changed by another school's requests (-recorded +now):\n%s", diff)
+	}
+	cor, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "c-7", SchoolId: 7, DataId: id, ExpectedVersion: 1, Result: "2.31", Unit: "m"})
+	if err != nil || cor.GetResult().GetVersion() != 2 {
+		t.Fatalf("correction by the record's school: %v, %v", cor, err)
+	}
+}
+
+// TestRecordsSpreadOverBothShards: 300 records of two schools, with ids in
+// steps of 1024 — all in one reconciliation bucket, and all even, so data_id
+// mod 2 would put every one on shard-0 — land on both shards, each exactly on
+// the shard its data_id routes to; a school's list, which reads every shard,
+// pages through its own records once each, in data_id order.
+func TestRecordsSpreadOverBothShards(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	const n = 300
+	type record struct{ id, school int64 }
+	var records []record
+	want := make([][]int64, len(h.shards)) // ids per owning shard
+	bySchool := map[int64][]int64{}
+	for k := range int64(n) {
+		r := record{id: 1_024_000 + k*1024, school: 7 + k%2}
+		records = append(records, r)
+		want[h.m.Owner(r.id)] = append(want[h.m.Owner(r.id)], r.id)
+		bySchool[r.school] = append(bySchool[r.school], r.id)
+	}
+	var wg sync.WaitGroup
+	next := make(chan record)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range next {
+				if _, err := h.client.RecordResult(ctx, recordReq(fmt.Sprint("r-", r.id), r.id, r.school, "2.00")); err != nil {
+					t.Errorf("RecordResult(%d): %v", r.id, err)
+				}
+			}
+		}()
+	}
+	for _, r := range records {
+		next <- r
+	}
+	close(next)
+	wg.Wait()
+
+	for i, db := range h.shards {
+		if len(want[i]) < n/3 {
+			t.Errorf("shard %d owns %d of %d ids, want about half", i, len(want[i]), n)
+		}
+		for _, table := range []string{"fitness_result", "outbox_event", "request_log"} {
+			var got []int64
+			rows, err := db.DB.QueryContext(ctx, "SELECT data_id FROM "+table+" ORDER BY data_id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, id)
+			}
+			if err := rows.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want[i], got); diff != "" {
+				t.Errorf("%s ids on shard %d (-owned +stored):\n%s", table, i, diff)
+			}
+		}
+		for _, school := range []int64{7, 8} {
+			if h.count(t, db, "SELECT COUNT(*) FROM fitness_result WHERE school_id = ?", school) == 0 {
+				t.Errorf("shard %d has no record of school %d; the list test below needs both shards", i, school)
+			}
+		}
+	}
+
+	for _, school := range []int64{7, 8} {
+		var got []int64
+		token := ""
+		for pages := 0; ; pages++ {
+			if pages > n {
+				t.Fatal("too many pages")
+			}
+			resp, err := h.client.ListResults(ctx, &fitnessv1.ListResultsRequest{DetectId: 10001, SchoolId: school, PageSize: 37, PageToken: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range resp.GetResults() {
+				if r.GetSchoolId() != school {
+					t.Errorf("school %d's list holds %d of school %d", school, r.GetDataId(), r.GetSchoolId())
+				}
+				got = append(got, r.GetDataId())
+			}
+			if token = resp.GetNextPageToken(); token == "" {
+				break
+			}
+		}
+		if diff := cmp.Diff(bySchool[school], got); diff != "" {
+			t.Errorf("school %d's paged ids (-want +got):\n%s", school, diff)
+		}
 	}
 }
 
@@ -331,12 +576,14 @@ func TestValidation(t *testing.T) {
 			}
 		})
 	}
-	db := h.shardOf(7)
-	if n := h.count(t, db, "SELECT COUNT(*) FROM outbox_event"); n != 1 {
+	if n := h.countAll(t, "SELECT COUNT(*) FROM outbox_event"); n != 1 {
 		t.Errorf("outbox rows after invalid requests = %d, want 1 (the seed)", n)
 	}
-	if n := h.count(t, db, "SELECT MAX(version) FROM fitness_result"); n != 1 {
-		t.Errorf("version after invalid corrections = %d, want 1", n)
+	if n := h.countAll(t, "SELECT COUNT(*) FROM fitness_result"); n != 1 {
+		t.Errorf("results after invalid records = %d, want 1 (the seed)", n)
+	}
+	if n := h.countAll(t, "SELECT COUNT(*) FROM fitness_result WHERE version <> 1"); n != 0 {
+		t.Errorf("results not at version 1 after invalid corrections = %d, want 0", n)
 	}
 }
 
@@ -368,12 +615,15 @@ func TestIdempotentRetries(t *testing.T) {
 	if diff := cmp.Diff(c1, c2, protocmp.Transform()); diff != "" {
 		t.Errorf("retried CorrectResult outcome differs (-first +retry):\n%s", diff)
 	}
-	if rows := h.outbox(t, 7, 900001); len(rows) != 2 {
+	if rows := h.outbox(t, 900001); len(rows) != 2 {
 		t.Errorf("outbox rows = %d, want 2", len(rows))
 	}
-	_, err = h.client.RecordResult(ctx, recordReq("r-1", 900003, 7, "2.50"))
+	// Request ids are scoped to the shard owning the record: a reuse is
+	// detected for another record of the same shard.
+	sameShard := h.idOwnedBy(h.m.Owner(900001), 900002)
+	_, err = h.client.RecordResult(ctx, recordReq("r-1", sameShard, 7, "2.50"))
 	if status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("request id reused for another record: %v, want FailedPrecondition", err)
+		t.Errorf("request id reused for another record (%d, same shard): %v, want FailedPrecondition", sameShard, err)
 	}
 	_, err = h.client.RecordResult(ctx, recordReq("r-2", 900001, 7, "2.21"))
 	if status.Code(err) != codes.AlreadyExists {
@@ -396,7 +646,7 @@ func TestDeleteWritesTombstone(t *testing.T) {
 	if !del.GetResult().GetIsDeleted() || del.GetResult().GetVersion() != 2 || del.GetEventId() != "fitness-result-900001-v2" {
 		t.Errorf("delete outcome = %v", del)
 	}
-	rows := h.outbox(t, 7, 900001)
+	rows := h.outbox(t, 900001)
 	if len(rows) != 2 || !rows[1].Event.GetIsDeleted() || rows[1].Event.GetResult() != "2.21" {
 		t.Errorf("tombstone event = %v, want is_deleted with the last business fields", rows)
 	}
@@ -487,7 +737,7 @@ func TestColdAndWarmCorrectionPaths(t *testing.T) {
 	if status.Code(err) != codes.Aborted {
 		t.Errorf("stale correction on the warm path: %v, want Aborted", err)
 	}
-	rows := h.outbox(t, 7, 900001)
+	rows := h.outbox(t, 900001)
 	if len(rows) != 4 {
 		t.Fatalf("outbox rows = %d, want 4", len(rows))
 	}
@@ -525,7 +775,7 @@ func TestRefusedRecordDoesNotPoisonTheEvent(t *testing.T) {
 	if diff := cmp.Diff(get.GetResult(), cor.GetResult(), protocmp.Transform()); diff != "" {
 		t.Errorf("correction outcome differs from the committed state (-committed +outcome):\n%s", diff)
 	}
-	rows := h.outbox(t, 7, 900001)
+	rows := h.outbox(t, 900001)
 	if diff := cmp.Diff(resultstore.Event(get.GetResult()), rows[len(rows)-1].Event, protocmp.Transform()); diff != "" {
 		t.Errorf("v2 event differs from the committed state (-want +got):\n%s", diff)
 	}

@@ -5,6 +5,12 @@
 //
 // Versions advance under a row lock (SELECT ... FOR UPDATE) checked against
 // the caller's expected version; a delivery retry never touches them.
+//
+// A Store enforces data_id uniqueness only within its shard (the primary key
+// of fitness_result), and request ids are scoped to it: callers must route
+// every command and read of a data_id to the one shard that owns it
+// (shard.Map.Owner), never by a field such as the school. Commands of an
+// existing record carry its school, which must match the stored one.
 package resultstore
 
 import (
@@ -59,7 +65,8 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Store runs commands against one shard.
+// Store runs commands against one shard: the owner of every data_id it is
+// given (see the package comment).
 type Store struct {
 	shardID string
 	db      *sql.DB
@@ -175,7 +182,8 @@ func Event(r *fitnessv1.FitnessResult) *fitnessv1.FitnessResultChanged {
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC().Truncate(time.Millisecond) }
 
-// Record creates a result at version 1.
+// Record creates a result at version 1. A data_id that already exists on the
+// shard, under any school, is ErrAlreadyExists and nothing is written.
 func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 	hash := c.hash()
 	now := s.now()
@@ -183,8 +191,11 @@ func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 		DataId: c.DataID, DetectId: c.DetectID, UserId: c.UserID, ProjectId: c.ProjectID, SchoolId: c.SchoolID,
 		Grade: c.Grade, Version: 1, Result: c.Result, Unit: c.Unit, ShardId: s.shardID, UpdateTime: timestamppb.New(now),
 	}
-	// A duplicate key here is the record itself (or, handled by change, the request id).
-	out, err := s.change(ctx, c.RequestID, "record", hash, r, ErrAlreadyExists, func(_ context.Context, _ *sql.Conn, b *batch) error {
+	// A duplicate key here is the record itself (or, handled by change, the
+	// request id). The record may be another school's: say only that the id
+	// is taken, nothing about its owner.
+	taken := fmt.Errorf("data_id %d is already taken (a data_id is recorded once, whatever its school): %w", c.DataID, ErrAlreadyExists)
+	out, err := s.change(ctx, c.RequestID, "record", hash, r, taken, func(_ context.Context, _ *sql.Conn, b *batch) error {
 		b.add("START TRANSACTION")
 		b.add(`INSERT INTO fitness_result
 			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
@@ -203,7 +214,8 @@ func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 // Correct sets a new result value at version expected+1. When the record's
 // identity (its fields that never change) is known from an earlier read, the
 // whole correction is one round trip (see correctFast); otherwise, or when
-// that finds the version moved, it takes the locking path.
+// that finds the version moved, it takes the locking path. A record of
+// another school than c.SchoolID is ErrNotFound and is left unchanged.
 func (s *Store) Correct(ctx context.Context, c CorrectCommand) (Outcome, error) {
 	if id, ok := s.known.get(c.DataID); ok && id.SchoolId == c.SchoolID {
 		out, done, err := s.correctFast(ctx, c, id)
@@ -222,7 +234,8 @@ func (s *Store) Correct(ctx context.Context, c CorrectCommand) (Outcome, error) 
 		})
 }
 
-// Delete writes a tombstone at version expected+1; the row is kept.
+// Delete writes a tombstone at version expected+1; the row is kept. A record
+// of another school than c.SchoolID is ErrNotFound and is left unchanged.
 func (s *Store) Delete(ctx context.Context, c DeleteCommand) (Outcome, error) {
 	return s.update(ctx, c.RequestID, "delete", c.hash(), c.SchoolID, c.DataID, c.ExpectedVersion,
 		func(r *fitnessv1.FitnessResult) error {

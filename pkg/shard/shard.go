@@ -1,5 +1,12 @@
-// Package shard holds the shard map: which MySQL database owns which school's
-// results. Routing uses a stable key (school_id); every environment runs at
+// Package shard holds the shard map: which MySQL database owns which result.
+//
+// A result is owned by the shard its data_id routes to (Map.Owner): a fixed
+// 64-bit mix of the data_id, modulo the number of shards. Routing by data_id,
+// not by school, is what makes data_id unique across the whole platform: every
+// record of one data_id, whichever school it names, lands on one shard, whose
+// primary key refuses the second. The mixing function, the order of the shards
+// and their count are part of the data layout: changing any of them moves
+// records between shards and needs a data migration. Every environment runs at
 // least two shards.
 package shard
 
@@ -15,9 +22,9 @@ type Shard struct {
 	DSN string // go-sql-driver DSN
 }
 
-// Map is the ordered list of shards. A school is owned by
-// Shards[school_id mod len(Shards)]: the order and the count are part of the
-// data layout and change only with a data migration.
+// Map is the ordered list of shards. A result is owned by
+// Shards[Owner(data_id)]: the order and the count are part of the data layout
+// and change only with a data migration.
 type Map struct {
 	Shards []Shard
 }
@@ -49,14 +56,27 @@ func Parse(s string) (Map, error) {
 	return m, nil
 }
 
-// Route returns the index of the shard owning schoolID.
-func (m Map) Route(schoolID int64) int {
-	n := int64(len(m.Shards))
-	i := schoolID % n
-	if i < 0 {
-		i += n
-	}
-	return int(i)
+// Owner returns the index in Shards of the shard that owns the result
+// dataID: mix64(uint64(dataID)) mod len(Shards). It is part of the data
+// layout (pinned by the vectors in shard_test.go) and never depends on
+// anything but the data_id and the shard count, so every command, retry and
+// read of one data_id reaches the same shard. The map must not be empty
+// (Parse guarantees it).
+//
+// The mix matters: plain data_id mod N would follow any regularity of the
+// ids (ids allocated in steps, or one reconciliation bucket, data_id % 1024,
+// which would all land on one shard).
+func (m Map) Owner(dataID int64) int {
+	return int(mix64(uint64(dataID)) % uint64(len(m.Shards)))
+}
+
+// mix64 is the splitmix64 finalizer (Stafford's "Mix13"): a fixed bijection
+// of 64-bit integers whose every output bit depends on every input bit. It
+// is part of the data layout: never change it.
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // IDs lists the shard ids in map order.

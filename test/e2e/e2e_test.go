@@ -119,7 +119,7 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 		t.Errorf("current state = %v, %v; want version 2 at 2.31", state, err)
 	}
 	lag := c.Lag().Snapshot(time.Now())
-	if len(lag) != 1 || lag[0].ShardID != m.Shards[m.Route(7)].ID {
+	if len(lag) != 1 || lag[0].ShardID != m.Shards[m.Owner(900001)].ID {
 		t.Errorf("lag snapshot = %+v; want the owning shard", lag)
 	}
 }

@@ -45,7 +45,7 @@ type FitnessResultChanged struct {
 	UserId int64 `protobuf:"varint,4,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	// The test item (project), e.g. standing long jump.
 	ProjectId int64 `protobuf:"varint,5,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	// The school; also the shard routing key.
+	// The school the result belongs to.
 	SchoolId int64 `protobuf:"varint,6,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// The student's grade when tested (1-12).
 	Grade int32 `protobuf:"varint,7,opt,name=grade,proto3" json:"grade,omitempty"`

@@ -33,7 +33,7 @@ type FitnessResult struct {
 	UserId int64 `protobuf:"varint,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	// The test item.
 	ProjectId int64 `protobuf:"varint,4,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	// The school; routing key of the owning shard.
+	// The school.
 	SchoolId int64 `protobuf:"varint,5,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// The student's grade (1-12).
 	Grade int32 `protobuf:"varint,6,opt,name=grade,proto3" json:"grade,omitempty"`
@@ -167,7 +167,7 @@ func (x *FitnessResult) GetUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
-// VersionConflict is attached to FAILED_PRECONDITION errors when the caller's
+// VersionConflict is attached to ABORTED errors when the caller's
 // expected_version is not the current version.
 type VersionConflict struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -246,7 +246,7 @@ type RecordResultRequest struct {
 	UserId int64 `protobuf:"varint,4,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	// The test item (positive); determines the allowed units.
 	ProjectId int64 `protobuf:"varint,5,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
-	// The school (positive); routing key.
+	// The school (positive).
 	SchoolId int64 `protobuf:"varint,6,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// Grade 1-12.
 	Grade int32 `protobuf:"varint,7,opt,name=grade,proto3" json:"grade,omitempty"`
@@ -411,7 +411,7 @@ type CorrectResultRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Client-supplied idempotency key (1-64 characters).
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The school (routing key) of the record.
+	// The school of the record; another school's record is NOT_FOUND.
 	SchoolId int64 `protobuf:"varint,2,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// The record to correct.
 	DataId int64 `protobuf:"varint,3,opt,name=data_id,json=dataId,proto3" json:"data_id,omitempty"`
@@ -566,7 +566,7 @@ type DeleteResultRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Client-supplied idempotency key (1-64 characters).
 	RequestId string `protobuf:"bytes,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
-	// The school (routing key) of the record.
+	// The school of the record; another school's record is NOT_FOUND.
 	SchoolId int64 `protobuf:"varint,2,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// The record to delete.
 	DataId int64 `protobuf:"varint,3,opt,name=data_id,json=dataId,proto3" json:"data_id,omitempty"`
@@ -701,7 +701,7 @@ func (x *DeleteResultResponse) GetEventId() string {
 // Request message for ResultService.GetResult.
 type GetResultRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The school (routing key) of the record.
+	// The school of the record; another school's record is NOT_FOUND.
 	SchoolId int64 `protobuf:"varint,1,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// The record.
 	DataId        int64 `protobuf:"varint,2,opt,name=data_id,json=dataId,proto3" json:"data_id,omitempty"`
@@ -804,7 +804,8 @@ type ListResultsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The campaign (required).
 	DetectId int64 `protobuf:"varint,1,opt,name=detect_id,json=detectId,proto3" json:"detect_id,omitempty"`
-	// Optional: only this school (0 = all schools, every shard).
+	// Optional: only this school (0 = all schools). Either way every shard is
+	// read.
 	SchoolId int64 `protobuf:"varint,2,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
 	// Optional: only this test item (0 = all).
 	ProjectId int64 `protobuf:"varint,3,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`

@@ -32,16 +32,17 @@ const (
 //
 // ResultService is the write path other platform services call to record,
 // correct, delete and read fitness results. Every change commits, in one local
-// transaction on the shard that owns the result (routed by school_id), the
-// business row, its new version, the campaign revision and an outbox row
-// holding the full-state event of exactly that version.
+// transaction on the shard that owns the result (routed by data_id, so a
+// data_id is recorded once whatever its school), the business row, its new
+// version, the campaign revision and an outbox row holding the full-state
+// event of exactly that version.
 type ResultServiceClient interface {
 	// Records a new result at version 1. ALREADY_EXISTS when data_id is taken.
 	// Idempotent per request_id: a retry returns the original outcome.
 	RecordResult(ctx context.Context, in *RecordResultRequest, opts ...grpc.CallOption) (*RecordResultResponse, error)
 	// Corrects a result. expected_version must equal the current version,
-	// otherwise FAILED_PRECONDITION with a VersionConflict detail. Idempotent
-	// per request_id.
+	// otherwise ABORTED with a VersionConflict detail (re-read, then retry with
+	// the current version). Idempotent per request_id.
 	CorrectResult(ctx context.Context, in *CorrectResultRequest, opts ...grpc.CallOption) (*CorrectResultResponse, error)
 	// Deletes a result by writing a new version with is_deleted = true (a
 	// versioned tombstone, retained). Same concurrency rules as CorrectResult.
@@ -117,16 +118,17 @@ func (c *resultServiceClient) ListResults(ctx context.Context, in *ListResultsRe
 //
 // ResultService is the write path other platform services call to record,
 // correct, delete and read fitness results. Every change commits, in one local
-// transaction on the shard that owns the result (routed by school_id), the
-// business row, its new version, the campaign revision and an outbox row
-// holding the full-state event of exactly that version.
+// transaction on the shard that owns the result (routed by data_id, so a
+// data_id is recorded once whatever its school), the business row, its new
+// version, the campaign revision and an outbox row holding the full-state
+// event of exactly that version.
 type ResultServiceServer interface {
 	// Records a new result at version 1. ALREADY_EXISTS when data_id is taken.
 	// Idempotent per request_id: a retry returns the original outcome.
 	RecordResult(context.Context, *RecordResultRequest) (*RecordResultResponse, error)
 	// Corrects a result. expected_version must equal the current version,
-	// otherwise FAILED_PRECONDITION with a VersionConflict detail. Idempotent
-	// per request_id.
+	// otherwise ABORTED with a VersionConflict detail (re-read, then retry with
+	// the current version). Idempotent per request_id.
 	CorrectResult(context.Context, *CorrectResultRequest) (*CorrectResultResponse, error)
 	// Deletes a result by writing a new version with is_deleted = true (a
 	// versioned tombstone, retained). Same concurrency rules as CorrectResult.
