@@ -8,6 +8,13 @@ SERVICES  := results relay consumer reconcile repair gateway migrate
 # buf breaking compares the contracts with this git reference.
 BREAKING_AGAINST ?= .git\#branch=main
 GOTEST_FLAGS ?= -race -shuffle=on -count=1 -timeout=30m
+# The local stack's settings (ports, DSNs) with MySQL as the main engine, for `make test`.
+LOCAL_ENV := set -euo pipefail; export RS_MYSQL_ENGINE=mysql; . deploy/local/env.sh
+# Packages whose tests run shard SQL: `make test` runs them again on MariaDB.
+SHARD_PKGS := ./pkg/schema/ ./pkg/resultstore/ ./pkg/resultapi/ ./pkg/outbox/... ./pkg/relay/ ./pkg/outboxapi/ ./pkg/reconcile/ ./pkg/reconcileapi/
+# Packages whose tests run ClickHouse SQL: `make test` runs them again on a current
+# ClickHouse (26.x, in-process through chdb-core).
+CH_PKGS := ./pkg/schema/ ./pkg/chstore/ ./pkg/consumer/ ./pkg/reconcile/ ./pkg/reconcileapi/
 
 .PHONY: help
 help: ## Show this help.
@@ -50,7 +57,7 @@ build: ## Build every service into bin/.
 	$(GO) build -o $(BIN)/ $(addprefix ./services/,$(SERVICES))
 
 .PHONY: up
-up: ## Install (if missing) and start MariaDB, ClickHouse and Pulsar; apply migrations.
+up: ## Install (if missing) and start MySQL 9.7 (or RS_MYSQL_ENGINE=mariadb), ClickHouse and Pulsar; apply migrations.
 	deploy/local/up.sh
 
 .PHONY: down
@@ -71,13 +78,19 @@ run: tools build up ## Bring up the whole platform locally and show it working.
 	deploy/local/demo.sh
 
 .PHONY: test
-test: tools up ## Install what is missing, start the infrastructure, run every check and test.
+test: tools ## Install what is missing, start the infrastructure, run every check and test on every engine.
+	RS_MYSQL_ENGINE=mysql RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
+	deploy/local/chdb.sh install
 	$(MAKE) check-generate lint
-	RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) ./...
+	@echo "== every package: MySQL 9.7 shards and control, ClickHouse 18.16, Pulsar"
+	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) ./...
+	@echo "== shard-level packages again on MariaDB 10.11"
+	$(LOCAL_ENV); RS_MYSQL_ENGINE=mariadb RS_MYSQL_PORT=$$RS_MYSQL_MARIADB_PORT RS_REQUIRE_INFRA=1 \
+		$(GO) test $(GOTEST_FLAGS) $(SHARD_PKGS)
+	@echo "== ClickHouse-level packages again on ClickHouse 26 (chdb-core)"
+	$(LOCAL_ENV); RS_CH_ENGINE=chdb RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) $(CH_PKGS)
 
 .PHONY: bench
-bench: up ## Run the benchmarks against the local stack and print their figures.
-	$(GO) run ./bench/writepath
-	$(GO) run ./bench/relay
-	$(GO) run ./bench/consumer
-	$(GO) run ./bench/reconcile
+bench: ## Run every benchmark on MySQL 9.7 and on MariaDB 10.11 and print their figures side by side.
+	RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
+	bench/run.sh

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -18,6 +19,31 @@ func ClickHouseAddr() string {
 	return Env("RS_CH_HOST", "127.0.0.1") + ":" + Env("RS_CH_PORT", "19000")
 }
 
+// ClickHouseEngine names the ClickHouse the tests run on, chosen by
+// RS_CH_ENGINE: "server" (the default: the local ClickHouse 18.16 server at
+// ClickHouseAddr) or "chdb" (current ClickHouse in-process, see OpenChDB).
+func ClickHouseEngine() string {
+	switch Env("RS_CH_ENGINE", "server") {
+	case "server":
+		return "ClickHouse 18.16 server"
+	case "chdb":
+		return "chdb (ClickHouse 26.9 in-process)"
+	default:
+		return "unknown RS_CH_ENGINE=" + os.Getenv("RS_CH_ENGINE")
+	}
+}
+
+// ClickHouseIsInProcess reports the in-process engine (RS_CH_ENGINE=chdb):
+// it has no network address, so tests of network faults need the server.
+func ClickHouseIsInProcess() bool { return Env("RS_CH_ENGINE", "server") == "chdb" }
+
+func clickHouseLogName() string {
+	if Env("RS_CH_ENGINE", "server") == "chdb" {
+		return "chdb.log"
+	}
+	return "clickhouse-server.err.log"
+}
+
 // ClickHouseDatabase is a fresh database on the local ClickHouse.
 type ClickHouseDatabase struct {
 	Name string
@@ -25,10 +51,20 @@ type ClickHouseDatabase struct {
 }
 
 // CreateClickHouseDatabase creates a fresh database <prefix>_<suffix> on the
-// local ClickHouse, applies the ClickHouse migrations when migrate is true,
-// and returns it with a function that closes and drops it. Connection
-// failures to the server wrap ErrUnreachable.
+// ClickHouse of ClickHouseEngine, applies the ClickHouse migrations when
+// migrate is true, and returns it with a function that closes and drops it.
+// Connection failures to the server, or a missing chdb installation, wrap
+// ErrUnreachable. With RS_CH_ENGINE=chdb each database has its own chdb
+// subprocess, ended by the drop function, and scans as strictly as the
+// native driver (see chdb.go).
 func CreateClickHouseDatabase(ctx context.Context, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
+	switch e := Env("RS_CH_ENGINE", "server"); e {
+	case "server":
+	case "chdb":
+		return createChDBDatabase(ctx, prefix, migrate)
+	default:
+		return nil, nil, fmt.Errorf("RS_CH_ENGINE=%q: want server or chdb", e)
+	}
 	admin, err := chstore.Open(ctx, chstore.Options{Addr: ClickHouseAddr(), Database: "default"})
 	if err != nil {
 		return nil, nil, fmt.Errorf("ClickHouse: %w: %w", ErrUnreachable, err)
@@ -64,6 +100,22 @@ func CreateClickHouseDatabase(ctx context.Context, prefix string, migrate bool) 
 	return d, func() { _ = drop() }, nil
 }
 
+func createChDBDatabase(ctx context.Context, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
+	name := prefix + "_" + Suffix()
+	conn, err := openChDB(ctx, name, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := &ClickHouseDatabase{Name: name, Conn: conn}
+	if migrate {
+		if _, err := schema.ApplyClickHouse(ctx, d.Conn); err != nil {
+			_ = conn.Close()
+			return nil, nil, fmt.Errorf("migrating chdb database %s: %w", name, err)
+		}
+	}
+	return d, func() { _ = conn.Close() }, nil
+}
+
 // NewClickHouseDatabase creates a fresh database rs_test_<suffix> (see
 // CreateClickHouseDatabase) dropped when the test ends; an unreachable server
 // fails or skips the test (see Unavailable).
@@ -73,7 +125,7 @@ func NewClickHouseDatabase(t testing.TB, migrate bool) *ClickHouseDatabase {
 	defer cancel()
 	d, drop, err := CreateClickHouseDatabase(ctx, "rs_test", migrate)
 	if errors.Is(err, ErrUnreachable) {
-		Unavailable(t, "ClickHouse", "clickhouse-server.err.log", err)
+		Unavailable(t, ClickHouseEngine(), clickHouseLogName(), err)
 	}
 	if err != nil {
 		t.Fatal(err)

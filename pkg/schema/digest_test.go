@@ -55,13 +55,16 @@ func TestDigestVectorsInClickHouse(t *testing.T) {
 	}
 	d := infratest.NewClickHouseDatabase(t, true)
 	ctx := context.Background()
-	b, err := d.Conn.PrepareBatch(ctx, `INSERT INTO fitness_result_versions
-		(detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit,
-		 is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms)`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// One insert per vector: vectors share (detect_id, data_id) keys, and a
+	// current ClickHouse collapses equal keys inside one insert into a
+	// ReplacingMergeTree (optimize_on_insert, since 20.12).
 	for i, v := range vs {
+		b, err := d.Conn.PrepareBatch(ctx, `INSERT INTO fitness_result_versions
+			(detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit,
+			 is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms)`)
+		if err != nil {
+			t.Fatal(err)
+		}
 		r := v.Record
 		dec, err := decimal.NewFromString(r.Result)
 		if err != nil {
@@ -76,9 +79,9 @@ func TestDigestVectorsInClickHouse(t *testing.T) {
 			dec, r.Unit, del, string(rune('a'+i)), "shard-0", int64(0), int64(0)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if err := b.Send(); err != nil {
-		t.Fatal(err)
+		if err := b.Send(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i, v := range vs {
 		var got uint64
