@@ -103,6 +103,16 @@ func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int,
 // FINAL (tombstones included, so deletions can be checked).
 type ClickHouseTarget struct {
 	Conn driver.Conn
+	// Table is the versioned table compared; empty means the live projection
+	// fitness_result_versions (a rebuild compares its staging table).
+	Table string
+}
+
+func (c ClickHouseTarget) table() string {
+	if c.Table == "" {
+		return "fitness_result_versions"
+	}
+	return c.Table
 }
 
 const chVersionHash = "bitXor(bitXor(bitShiftLeft(toUInt64(data_id), 20), bitShiftLeft(toUInt64(version), 1)), toUInt64(is_deleted))"
@@ -115,8 +125,8 @@ func (c ClickHouseTarget) Buckets(ctx context.Context, s Scope, n int) (map[int]
 	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT toUInt32(data_id %% %d) AS b, toInt64(countIf(is_deleted = 0)),
 		groupBitXor(%s), groupBitXor(content_digest)
 		FROM (SELECT detect_id, project_id, school_id, data_id, version, is_deleted, content_digest
-		      FROM fitness_result_versions FINAL WHERE detect_id = %d)
-		WHERE %s GROUP BY b`, n, chVersionHash, s.DetectID, where), args...)
+		      FROM %s FINAL WHERE detect_id = %d)
+		WHERE %s GROUP BY b`, n, chVersionHash, c.table(), s.DetectID, where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("target buckets: %w", err)
 	}
@@ -167,8 +177,8 @@ func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets [
 	}
 	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest, %s
 		FROM (SELECT detect_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
-		      FROM fitness_result_versions FINAL WHERE detect_id = %d AND %s)
-		WHERE %s`, canonical.ClickHouseString, s.DetectID, inner, where), append(innerArgs, args...)...)
+		      FROM %s FINAL WHERE detect_id = %d AND %s)
+		WHERE %s`, canonical.ClickHouseString, c.table(), s.DetectID, inner, where), append(innerArgs, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("target records: %w", err)
 	}

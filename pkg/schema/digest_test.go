@@ -55,16 +55,20 @@ func TestDigestVectorsInClickHouse(t *testing.T) {
 	}
 	d := infratest.NewClickHouseDatabase(t, true)
 	ctx := context.Background()
-	// One insert per vector: vectors share (detect_id, data_id) keys, and a
-	// current ClickHouse collapses equal keys inside one insert into a
-	// ReplacingMergeTree (optimize_on_insert, since 20.12).
+	// Vectors share (detect_id, data_id) keys, which a ReplacingMergeTree
+	// collapses (in merges, and on a current ClickHouse inside one insert):
+	// a plain MergeTree copy of the table keeps every vector and the
+	// migration's column definitions, MATERIALIZED digest included.
+	if err := d.Conn.Exec(ctx, "CREATE TABLE digest_vectors AS fitness_result_versions ENGINE = MergeTree ORDER BY tuple()"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.Conn.PrepareBatch(ctx, `INSERT INTO digest_vectors
+		(detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit,
+		 is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms)`)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, v := range vs {
-		b, err := d.Conn.PrepareBatch(ctx, `INSERT INTO fitness_result_versions
-			(detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit,
-			 is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms)`)
-		if err != nil {
-			t.Fatal(err)
-		}
 		r := v.Record
 		dec, err := decimal.NewFromString(r.Result)
 		if err != nil {
@@ -79,14 +83,14 @@ func TestDigestVectorsInClickHouse(t *testing.T) {
 			dec, r.Unit, del, string(rune('a'+i)), "shard-0", int64(0), int64(0)); err != nil {
 			t.Fatal(err)
 		}
-		if err := b.Send(); err != nil {
-			t.Fatal(err)
-		}
+	}
+	if err := b.Send(); err != nil {
+		t.Fatal(err)
 	}
 	for i, v := range vs {
 		var got uint64
 		var s string
-		if err := d.Conn.QueryRow(ctx, "SELECT content_digest, "+canonical.ClickHouseString+" FROM fitness_result_versions WHERE event_id = ?",
+		if err := d.Conn.QueryRow(ctx, "SELECT content_digest, "+canonical.ClickHouseString+" FROM digest_vectors WHERE event_id = ?",
 			string(rune('a'+i))).Scan(&got, &s); err != nil {
 			t.Fatal(err)
 		}
