@@ -58,7 +58,14 @@ type ClickHouseDatabase struct {
 // subprocess, ended by the drop function, and scans as strictly as the
 // native driver (see chdb.go).
 func CreateClickHouseDatabase(ctx context.Context, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
-	switch e := Env("RS_CH_ENGINE", "server"); e {
+	return CreateClickHouseDatabaseOn(ctx, Env("RS_CH_ENGINE", "server"), prefix, migrate)
+}
+
+// CreateClickHouseDatabaseOn is CreateClickHouseDatabase on the named engine
+// ("server" or "chdb") whatever RS_CH_ENGINE says, for tests that compare
+// the two engines on the same data.
+func CreateClickHouseDatabaseOn(ctx context.Context, engine, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
+	switch e := engine; e {
 	case "server":
 	case "chdb":
 		return createChDBDatabase(ctx, prefix, migrate)
@@ -126,6 +133,27 @@ func NewClickHouseDatabase(t testing.TB, migrate bool) *ClickHouseDatabase {
 	d, drop, err := CreateClickHouseDatabase(ctx, "rs_test", migrate)
 	if errors.Is(err, ErrUnreachable) {
 		Unavailable(t, ClickHouseEngine(), clickHouseLogName(), err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(drop)
+	return d
+}
+
+// NewClickHouseDatabaseOn is NewClickHouseDatabase on the named engine
+// ("server": the local ClickHouse 18.16; "chdb": ClickHouse 26 in-process).
+func NewClickHouseDatabaseOn(t testing.TB, engine string, migrate bool) *ClickHouseDatabase {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	d, drop, err := CreateClickHouseDatabaseOn(ctx, engine, "rs_test", migrate)
+	if errors.Is(err, ErrUnreachable) {
+		name, logName := "ClickHouse 18.16 server", "clickhouse-server.err.log"
+		if engine == "chdb" {
+			name, logName = "chdb (ClickHouse 26 in-process)", "chdb.log"
+		}
+		Unavailable(t, name, logName, err)
 	}
 	if err != nil {
 		t.Fatal(err)
