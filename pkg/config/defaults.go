@@ -3,7 +3,8 @@ package config
 // Defaults of the local stack started by deploy/local (see deploy/local/env.sh).
 // Production deployments set every one of them explicitly.
 const (
-	// DefaultShards is the local shard map: two shards on one MariaDB.
+	// DefaultShards is the local shard map: two shards on the local MySQL
+	// server (deploy/local/env.sh sets RS_SHARDS for the chosen engine).
 	DefaultShards = "shard-0=resultsync:resultsync@tcp(127.0.0.1:13306)/rs_shard_0," +
 		"shard-1=resultsync:resultsync@tcp(127.0.0.1:13306)/rs_shard_1"
 	// DefaultControlDSN is the local control database.
