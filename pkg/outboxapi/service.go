@@ -6,7 +6,6 @@ package outboxapi
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -18,9 +17,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/audit"
 	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/paging"
 )
@@ -77,18 +76,7 @@ func (s *Service) repo(id string) (*outbox.Repo, error) {
 	return r, nil
 }
 
-func toStatus(err error) error {
-	switch {
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
-	case mysqldb.IsUnavailable(err):
-		return status.Error(codes.Unavailable, err.Error())
-	default:
-		return status.Error(codes.Internal, err.Error())
-	}
-}
+func toStatus(err error) error { return apierr.Status(err) }
 
 func pageToken(shard string, st fitnessv1.OutboxStatus, after int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s|%d|%d", shard, st, after)))

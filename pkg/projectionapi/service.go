@@ -4,14 +4,14 @@ package projectionapi
 
 import (
 	"context"
+	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/paging"
@@ -56,7 +56,7 @@ func (s *Service) ListDeadLetters(ctx context.Context, req *fitnessv1.ListDeadLe
 	}
 	dl, err := s.dead.DeadLetters(ctx, before, size+1)
 	if err != nil {
-		return nil, status.Error(codes.Unavailable, err.Error())
+		return nil, apierr.Status(fmt.Errorf("listing dead letters: %w", err))
 	}
 	resp := &fitnessv1.ListDeadLettersResponse{}
 	if len(dl) > size {

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/paging"
 	"github.com/resultsync/resultsync/pkg/reconcile"
@@ -59,15 +60,10 @@ func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
 }
 
 func internal(err error) error {
-	switch {
-	case errors.Is(err, reconcile.ErrRunNotFound):
+	if errors.Is(err, reconcile.ErrRunNotFound) {
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
-	return status.Error(codes.Unavailable, err.Error())
+	return apierr.Status(err)
 }
 
 // StartReconciliationRun implements fitness.v1.ReconcileService.

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/canonical"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
@@ -288,7 +288,9 @@ func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsReq
 	return resp, nil
 }
 
-// toStatus maps store and database errors to gRPC status codes.
+// toStatus maps store and database errors to gRPC status codes: the
+// conflict and field details here, everything else by the shared mapping
+// (pkg/apierr).
 func toStatus(err error) error {
 	var vc *resultstore.VersionConflictError
 	var fe *canonical.FieldError
@@ -303,21 +305,7 @@ func toStatus(err error) error {
 		var v violations
 		v.add(fe.Field, fe.Description)
 		return v.err()
-	case errors.Is(err, resultstore.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, resultstore.ErrAlreadyExists):
-		return status.Error(codes.AlreadyExists, err.Error())
-	case errors.Is(err, resultstore.ErrDeleted), errors.Is(err, resultstore.ErrRequestReused):
-		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
-	case mysqldb.IsRetryable(err):
-		return status.Error(codes.Aborted, "transaction rolled back for contention; retry: "+err.Error())
-	case mysqldb.IsUnavailable(err):
-		return status.Error(codes.Unavailable, "shard unavailable: "+err.Error())
 	default:
-		return status.Error(codes.Internal, err.Error())
+		return apierr.Status(err)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
@@ -38,10 +39,10 @@ const SchemaVersion = 1
 
 // Errors returned by the store; the RPC edge maps them to status codes.
 var (
-	ErrNotFound      = errors.New("result not found")
-	ErrAlreadyExists = errors.New("result already exists")
-	ErrDeleted       = errors.New("result is deleted")
-	ErrRequestReused = errors.New("request_id was already used for a different request")
+	ErrNotFound      = apierr.New(apierr.NotFound, "result not found")
+	ErrAlreadyExists = apierr.New(apierr.AlreadyExists, "result already exists")
+	ErrDeleted       = apierr.New(apierr.FailedPrecondition, "result is deleted")
+	ErrRequestReused = apierr.New(apierr.FailedPrecondition, "request_id was already used for a different request")
 )
 
 // VersionConflictError says the caller's expected version is not current.
