@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -77,42 +78,28 @@ func logRPC(ctx context.Context, log *slog.Logger, method string, start time.Tim
 	log.Log(ctx, lvl, "rpc", attrs...)
 }
 
-type rpcMetrics struct {
-	handled *prometheus.CounterVec
-	seconds *prometheus.HistogramVec
-}
-
-func newRPCMetrics(reg prometheus.Registerer) *rpcMetrics {
-	m := &rpcMetrics{
-		handled: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "grpc_server_handled_total",
-			Help: "RPCs completed, by method and status code.",
-		}, []string{"grpc_method", "grpc_code"}),
-		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "grpc_server_handling_seconds",
-			Help:    "RPC latency, by method.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
-		}, []string{"grpc_method"}),
-	}
-	reg.MustRegister(m.handled, m.seconds)
+// newRPCMetrics registers the gRPC server metrics of the ecosystem's
+// Prometheus provider (go-grpc-middleware providers/prometheus): the
+// standard names and labels (grpc_server_started_total,
+// grpc_server_handled_total{grpc_type,grpc_service,grpc_method,grpc_code},
+// grpc_server_handling_seconds, ...) that existing gRPC dashboards read.
+func newRPCMetrics(reg prometheus.Registerer) *grpcprom.ServerMetrics {
+	m := grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
+		grpcprom.WithHistogramBuckets(prometheus.ExponentialBuckets(0.0005, 2, 16))))
+	reg.MustRegister(m)
 	return m
 }
 
-func (m *rpcMetrics) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	start := time.Now()
-	resp, err := h(ctx, req)
-	m.observe(info.FullMethod, start, err)
-	return resp, err
-}
-
-func (m *rpcMetrics) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	start := time.Now()
-	err := h(srv, ss)
-	m.observe(info.FullMethod, start, err)
-	return err
-}
-
-func (m *rpcMetrics) observe(method string, start time.Time, err error) {
-	m.handled.WithLabelValues(method, status.Code(err).String()).Inc()
-	m.seconds.WithLabelValues(method).Observe(time.Since(start).Seconds())
+// defaultDeadline gives a unary RPC that arrived without a deadline one of
+// d, so no request waits on a stuck dependency forever; a caller's own
+// deadline is kept.
+func defaultDeadline(d time.Duration) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		if _, ok := ctx.Deadline(); ok || d <= 0 {
+			return h(ctx, req)
+		}
+		ctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return h(ctx, req)
+	}
 }

@@ -41,6 +41,9 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// LogLevel is debug, info, warn or error.
 	LogLevel string
+	// RPCTimeout is the deadline given to a unary RPC that arrives without
+	// one (0 keeps such RPCs unbounded).
+	RPCTimeout time.Duration
 	// AuthTokens is the bearer token table "token=subject:role,..." used
 	// when the server is built WithAuth. Never logged.
 	AuthTokens string
@@ -52,6 +55,7 @@ func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
 	l.String(&c.GRPCAddr, "grpc-addr", envPrefix+"_GRPC_ADDR", grpcAddr, "gRPC listen address")
 	l.String(&c.HTTPAddr, "http-addr", envPrefix+"_HTTP_ADDR", httpAddr, "metrics and health HTTP listen address (empty disables)")
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", envPrefix+"_SHUTDOWN_GRACE", 10*time.Second, "graceful shutdown drain limit")
+	l.Duration(&c.RPCTimeout, "rpc-timeout", envPrefix+"_RPC_TIMEOUT", 30*time.Second, "deadline of a unary RPC that arrives without one (0: none)")
 	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	l.String(&c.AuthTokens, "auth-tokens", "RS_AUTH_TOKENS", auth.DevTokens, "bearer tokens token=subject:role,... (default: the documented development tokens)")
 }
@@ -71,6 +75,9 @@ func (c *Config) Validate() error {
 	}
 	if c.ShutdownGrace <= 0 {
 		return fmt.Errorf("shutdown-grace must be positive, got %s", c.ShutdownGrace)
+	}
+	if c.RPCTimeout < 0 {
+		return fmt.Errorf("rpc-timeout must not be negative, got %s", c.RPCTimeout)
 	}
 	return nil
 }
@@ -137,13 +144,15 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m := newRPCMetrics(reg)
 
-	unary := append([]grpc.UnaryServerInterceptor{m.unary, logUnary(log), recoverUnary(log)}, o.unary...)
-	stream := append([]grpc.StreamServerInterceptor{m.stream, logStream(log), recoverStream(log)}, o.stream...)
+	unary := append([]grpc.UnaryServerInterceptor{m.UnaryServerInterceptor(), logUnary(log), recoverUnary(log),
+		defaultDeadline(cfg.RPCTimeout)}, o.unary...)
+	stream := append([]grpc.StreamServerInterceptor{m.StreamServerInterceptor(), logStream(log), recoverStream(log)}, o.stream...)
 	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
 
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	reflection.Register(gs)
+	m.InitializeMetrics(gs)
 
 	s := &Server{cfg: cfg, log: log, grpc: gs, health: hs, reg: reg, mux: http.NewServeMux()}
 	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))

@@ -28,10 +28,20 @@ func (panicky) GetResult(context.Context, *fitnessv1.GetResultRequest) (*fitness
 	panic("boom")
 }
 
+// DeleteResult reports the deadline the handler got, in its error message.
+func (panicky) DeleteResult(ctx context.Context, _ *fitnessv1.DeleteResultRequest) (*fitnessv1.DeleteResultResponse, error) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return nil, status.Error(codes.FailedPrecondition, "no deadline")
+	}
+	return nil, status.Errorf(codes.FailedPrecondition, "deadline in %s", time.Until(dl).Round(time.Second))
+}
+
 func start(t *testing.T) (addr, httpAddr string, stop func() error) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", ShutdownGrace: 2 * time.Second, LogLevel: "info"})
+	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", HTTPAddr: "127.0.0.1:0", ShutdownGrace: 2 * time.Second, LogLevel: "info",
+		RPCTimeout: 7 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +136,20 @@ func TestHealthReflectionRecoveryMetricsShutdown(t *testing.T) {
 		}
 	})
 
+	t.Run("a unary RPC without a deadline gets the default one; a caller's own is kept", func(t *testing.T) {
+		rc := fitnessv1.NewResultServiceClient(conn)
+		_, err := rc.DeleteResult(context.Background(), &fitnessv1.DeleteResultRequest{})
+		if got := status.Convert(err).Message(); got != "deadline in 7s" {
+			t.Errorf("without a deadline: %q, want the 7s default", got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_, err = rc.DeleteResult(ctx, &fitnessv1.DeleteResultRequest{})
+		if got := status.Convert(err).Message(); got != "deadline in 3s" {
+			t.Errorf("with a 3s deadline: %q, want 3s", got)
+		}
+	})
+
 	t.Run("metrics count RPCs by code", func(t *testing.T) {
 		resp, err := http.Get("http://" + httpAddr + "/metrics")
 		if err != nil {
@@ -133,9 +157,15 @@ func TestHealthReflectionRecoveryMetricsShutdown(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
-		want := `grpc_server_handled_total{grpc_code="Internal",grpc_method="/fitness.v1.ResultService/GetResult"} 1`
-		if !strings.Contains(string(body), want) {
-			t.Errorf("/metrics lacks %q", want)
+		// The ecosystem's standard names and labels (go-grpc-middleware).
+		for _, want := range []string{
+			`grpc_server_handled_total{grpc_code="Internal",grpc_method="GetResult",grpc_service="fitness.v1.ResultService",grpc_type="unary"} 1`,
+			`grpc_server_started_total{grpc_method="GetResult",grpc_service="fitness.v1.ResultService",grpc_type="unary"} 1`,
+			`grpc_server_handling_seconds_count{grpc_method="GetResult",grpc_service="fitness.v1.ResultService",grpc_type="unary"} 1`,
+		} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("/metrics lacks %q", want)
+			}
 		}
 	})
 
