@@ -256,7 +256,7 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 			c.Close()
 		}
 		cancel()
-		<-done
+		_ = <-done
 		closeAll()
 	}, nil
 }

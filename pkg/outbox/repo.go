@@ -237,18 +237,19 @@ func (r *Repo) Stats(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return s, fmt.Errorf("counting outbox on %s: %w", r.shardID, err)
 	}
+	defer rows.Close()
 	for rows.Next() {
 		var st string
 		var n int64
 		if err := rows.Scan(&st, &n); err != nil {
-			rows.Close()
 			return s, fmt.Errorf("counting outbox on %s: %w", r.shardID, err)
 		}
 		s.Counts[st] = n
 	}
-	if err := rows.Close(); err != nil {
+	if err := rows.Err(); err != nil {
 		return s, fmt.Errorf("counting outbox on %s: %w", r.shardID, err)
 	}
+	_ = rows.Close() // before the next queries on the pool
 	if err := r.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM outbox_event WHERE status = 'PROCESSING' AND due_time < ?", r.clock()).
 		Scan(&s.ExpiredClaims); err != nil {
 		return s, fmt.Errorf("counting expired claims on %s: %w", r.shardID, err)
@@ -326,18 +327,19 @@ func (r *Repo) ReplayParked(ctx context.Context, ids []int64, dataID int64, limi
 	if err != nil {
 		return nil, fmt.Errorf("selecting parked rows on %s: %w", r.shardID, err)
 	}
+	defer rows.Close()
 	var picked []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
 			return nil, fmt.Errorf("selecting parked rows on %s: %w", r.shardID, err)
 		}
 		picked = append(picked, id)
 	}
-	if err := rows.Close(); err != nil {
+	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("selecting parked rows on %s: %w", r.shardID, err)
 	}
+	_ = rows.Close() // the transaction's next statements need the connection
 	if len(picked) == 0 {
 		return nil, tx.Commit()
 	}

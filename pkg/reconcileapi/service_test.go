@@ -2,6 +2,7 @@ package reconcileapi_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -99,7 +100,7 @@ func (f *fixture) watch(t *testing.T, runID string) []*fitnessv1.ReconciliationR
 	var seen []*fitnessv1.ReconciliationRun
 	for {
 		resp, err := stream.Recv()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return seen
 		}
 		if err != nil {
