@@ -256,7 +256,9 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 			c.Close()
 		}
 		cancel()
-		_ = <-done
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "write-path server:", err)
+		}
 		closeAll()
 	}, nil
 }
