@@ -20,6 +20,9 @@ type Options struct {
 	Password string
 	// DialTimeout bounds connecting (default 5s).
 	DialTimeout time.Duration
+	// ReadTimeout bounds each read from the server (default 2m), so a hung
+	// server fails a query instead of holding it forever.
+	ReadTimeout time.Duration
 }
 
 // OpenLazy returns a connection pool without connecting: a ClickHouse that is
@@ -31,11 +34,15 @@ func OpenLazy(o Options) (driver.Conn, error) {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = 5 * time.Second
 	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 2 * time.Minute
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
 		Addr:        []string{o.Addr},
 		Auth:        clickhouse.Auth{Database: o.Database, Username: o.User, Password: o.Password},
 		Protocol:    clickhouse.Native,
 		DialTimeout: o.DialTimeout,
+		ReadTimeout: o.ReadTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening ClickHouse %s/%s: %w", o.Addr, o.Database, err)

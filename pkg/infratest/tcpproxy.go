@@ -1,7 +1,6 @@
 package infratest
 
 import (
-	"io"
 	"net"
 	"sync"
 	"testing"
@@ -9,12 +8,14 @@ import (
 
 // Proxy forwards a loopback port to a server and can cut the path, as if the
 // server stopped: Down closes every connection and refuses new ones; Up
-// accepts again.
+// accepts again. Pause holds every byte in both directions (connections stay
+// open, as with a hung server or a partitioned network) until Resume.
 type Proxy struct {
 	target string
 	lis    net.Listener
 	mu     sync.Mutex
 	down   bool
+	paused chan struct{} // non-nil while paused; closed by Resume
 	conns  map[net.Conn]struct{}
 }
 
@@ -27,7 +28,7 @@ func NewProxy(t testing.TB, target string) *Proxy {
 	}
 	p := &Proxy{target: target, lis: lis, conns: map[net.Conn]struct{}{}}
 	go p.accept()
-	t.Cleanup(func() { lis.Close(); p.Down() })
+	t.Cleanup(func() { lis.Close(); p.Resume(); p.Down() })
 	return p
 }
 
@@ -60,13 +61,54 @@ func (p *Proxy) accept() {
 }
 
 func (p *Proxy) pipe(dst, src net.Conn) {
-	_, _ = io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			p.wait()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
 	delete(p.conns, dst)
 	delete(p.conns, src)
 	p.mu.Unlock()
+}
+
+// wait blocks while the proxy is paused.
+func (p *Proxy) wait() {
+	p.mu.Lock()
+	ch := p.paused
+	p.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+}
+
+// Pause holds all traffic: reads and writes through the proxy hang.
+func (p *Proxy) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused == nil {
+		p.paused = make(chan struct{})
+	}
+}
+
+// Resume lets held traffic through again.
+func (p *Proxy) Resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.paused != nil {
+		close(p.paused)
+		p.paused = nil
+	}
 }
 
 // Down cuts every connection and refuses new ones.

@@ -27,7 +27,18 @@ type Options struct {
 	// MultiStatements lets one Exec carry several ';'-separated statements
 	// (arguments are interpolated client-side with proper escaping).
 	MultiStatements bool
+	// ReadTimeout and WriteTimeout bound every network read and write of a
+	// connection, so a hung server fails a statement instead of holding it
+	// forever (defaults 60s, above InnoDB's 50s lock wait, and 30s; a DSN's
+	// own readTimeout/writeTimeout wins; negative disables).
+	ReadTimeout, WriteTimeout time.Duration
 }
+
+// Default network timeouts of a connection (see Options).
+const (
+	DefaultReadTimeout  = 60 * time.Second
+	DefaultWriteTimeout = 30 * time.Second
+)
 
 // Config parses dsn (go-sql-driver format) and forces UTC session time,
 // parseTime and a connect timeout.
@@ -53,6 +64,22 @@ func Config(dsn string) (*mysql.Config, error) {
 
 func (o *Options) configure(cfg *mysql.Config) {
 	cfg.MultiStatements = o.MultiStatements
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = orDefault(o.ReadTimeout, DefaultReadTimeout)
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = orDefault(o.WriteTimeout, DefaultWriteTimeout)
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	switch {
+	case d < 0:
+		return 0
+	case d == 0:
+		return def
+	}
+	return d
 }
 
 // readCommittedConnector sets READ COMMITTED on every new session with the

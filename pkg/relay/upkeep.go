@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +21,9 @@ type StatsSource interface {
 // status, oldest unsent age, expired claims. These are the signals that make
 // lag, stuck deliveries and parked events visible.
 type StatsExporter struct {
+	// ShardTimeout bounds each shard's read in Poll (DefaultShardTimeout when 0).
+	ShardTimeout time.Duration
+
 	log     *slog.Logger
 	sources []StatsSource
 	rows    *prometheus.GaugeVec
@@ -42,26 +46,47 @@ func NewStatsExporter(log *slog.Logger, reg prometheus.Registerer, sources []Sta
 	return e
 }
 
-// Poll reads every shard once.
+// DefaultShardTimeout bounds one shard's read in Poll.
+const DefaultShardTimeout = 5 * time.Second
+
+// Poll reads every shard once, all shards at the same time, each bounded by
+// the exporter's per-shard timeout: a hung shard turns its own
+// outbox_shard_up to 0 and never delays or blinds the others' gauges.
 func (e *StatsExporter) Poll(ctx context.Context) {
-	for _, s := range e.sources {
-		st, err := s.Stats(ctx)
-		if err != nil {
-			e.up.WithLabelValues(s.ShardID()).Set(0)
-			e.log.Warn("reading outbox stats", "shard", s.ShardID(), "err", err)
-			continue
-		}
-		e.up.WithLabelValues(s.ShardID()).Set(1)
-		for _, status := range []string{outbox.StatusNew, outbox.StatusProcessing, outbox.StatusFailed, outbox.StatusParked, outbox.StatusSent} {
-			e.rows.WithLabelValues(s.ShardID(), status).Set(float64(st.Counts[status]))
-		}
-		age := 0.0
-		if !st.OldestUnsent.IsZero() {
-			age = max(0, time.Since(st.OldestUnsent).Seconds())
-		}
-		e.oldest.WithLabelValues(s.ShardID()).Set(age)
-		e.expired.WithLabelValues(s.ShardID()).Set(float64(st.ExpiredClaims))
+	timeout := e.ShardTimeout
+	if timeout <= 0 {
+		timeout = DefaultShardTimeout
 	}
+	var wg sync.WaitGroup
+	for _, s := range e.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			e.pollShard(sctx, s)
+		}()
+	}
+	wg.Wait()
+}
+
+func (e *StatsExporter) pollShard(ctx context.Context, s StatsSource) {
+	st, err := s.Stats(ctx)
+	if err != nil {
+		e.up.WithLabelValues(s.ShardID()).Set(0)
+		e.log.Warn("reading outbox stats", "shard", s.ShardID(), "err", err)
+		return
+	}
+	e.up.WithLabelValues(s.ShardID()).Set(1)
+	for _, status := range []string{outbox.StatusNew, outbox.StatusProcessing, outbox.StatusFailed, outbox.StatusParked, outbox.StatusSent} {
+		e.rows.WithLabelValues(s.ShardID(), status).Set(float64(st.Counts[status]))
+	}
+	age := 0.0
+	if !st.OldestUnsent.IsZero() {
+		age = max(0, time.Since(st.OldestUnsent).Seconds())
+	}
+	e.oldest.WithLabelValues(s.ShardID()).Set(age)
+	e.expired.WithLabelValues(s.ShardID()).Set(float64(st.ExpiredClaims))
 }
 
 // Run polls every interval until ctx ends.

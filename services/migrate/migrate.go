@@ -84,7 +84,9 @@ func realMain(ctx context.Context, args []string) error {
 }
 
 func migrateMySQL(ctx context.Context, log *slog.Logger, name, dsn string, kind schema.Kind, resume bool) error {
-	db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 2})
+	// A migration statement may rebuild a table: no read timeout of its own
+	// (the context bounds the run).
+	db, err := mysqldb.Open(ctx, dsn, mysqldb.Options{MaxOpen: 2, ReadTimeout: -1})
 	if err != nil {
 		return fmt.Errorf("migrating %s: %w", name, err)
 	}
