@@ -215,43 +215,10 @@ func (s *Server) HTTPAddr() string {
 	return s.httpLis.Addr().String()
 }
 
-// Serve marks every registered service SERVING, serves until ctx ends, then
-// shuts down: health NOT_SERVING, a short drain so load balancers notice,
-// GracefulStop bounded by ShutdownGrace, then Stop. It calls Listen if the
-// caller has not. It returns nil after a clean shutdown.
-func (s *Server) Serve(ctx context.Context) error {
-	if s.grpcLis == nil {
-		if err := s.Listen(); err != nil {
-			return err
-		}
-	}
-	s.setServing(healthpb.HealthCheckResponse_SERVING)
-
-	errc := make(chan error, 2)
-	go func() {
-		if err := s.grpc.Serve(s.grpcLis); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			errc <- fmt.Errorf("serving gRPC: %w", err)
-		}
-	}()
-	var hsrv *http.Server
-	if s.httpLis != nil {
-		hsrv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				errc <- fmt.Errorf("serving HTTP: %w", err)
-			}
-		}()
-	}
-	s.log.Info("server started", "grpc_addr", s.GRPCAddr(), "http_addr", s.HTTPAddr())
-
-	var serveErr error
-	select {
-	case <-ctx.Done():
-	case serveErr = <-errc:
-	}
-	s.shutdown(hsrv)
-	return serveErr
-}
+// Serve is Run without workers or probes: it serves until ctx ends, then
+// shuts down (health NOT_SERVING, a short drain, GracefulStop bounded by
+// ShutdownGrace, then Stop). It returns nil after a clean shutdown.
+func (s *Server) Serve(ctx context.Context) error { return s.Run(ctx, nil, nil) }
 
 func (s *Server) setServing(st healthpb.HealthCheckResponse_ServingStatus) {
 	s.health.SetServingStatus("", st)
