@@ -32,6 +32,10 @@ type Probe struct {
 	Check    func(ctx context.Context) error
 	Interval time.Duration // default 2s
 	Timeout  time.Duration // default: Interval
+	// Partial marks a dependency the server can partly work without (one
+	// shard of several): its failure shows on its own health name only,
+	// not on the server's overall health.
+	Partial bool
 }
 
 // DependencyHealthName is the health service name of a probe's dependency.
@@ -126,16 +130,18 @@ var errNotChecked = errors.New("not checked yet")
 
 // healthState combines probe results into the published health.
 type healthState struct {
-	s      *Server
-	names  []string // probe names, in order
-	mu     sync.Mutex
-	down   map[string]error // failing probes
-	failed bool             // a worker stopped: NOT_SERVING for good
+	s       *Server
+	names   []string        // probe names, in order
+	partial map[string]bool // probes that do not affect overall health
+	mu      sync.Mutex
+	down    map[string]error // failing probes
+	failed  bool             // a worker stopped: NOT_SERVING for good
 }
 
 func newHealthState(s *Server, probes []Probe) *healthState {
-	h := &healthState{s: s, down: map[string]error{}}
+	h := &healthState{s: s, down: map[string]error{}, partial: map[string]bool{}}
 	for _, p := range probes {
+		h.partial[p.Name] = p.Partial
 		// Unknown until the first check: not serving yet.
 		h.names = append(h.names, p.Name)
 		h.down[p.Name] = errNotChecked
@@ -205,8 +211,13 @@ func (h *healthState) publish() {
 		h.s.health.SetServingStatus(DependencyHealthName(name), st)
 	}
 	st := healthpb.HealthCheckResponse_SERVING
-	if h.failed || len(h.down) > 0 {
+	if h.failed {
 		st = healthpb.HealthCheckResponse_NOT_SERVING
+	}
+	for name := range h.down {
+		if !h.partial[name] {
+			st = healthpb.HealthCheckResponse_NOT_SERVING
+		}
 	}
 	h.s.setServing(st)
 }

@@ -107,6 +107,7 @@ func TestProbeFollowsTheDependency(t *testing.T) {
 			return nil
 		}},
 		{Name: "shard-0", Interval: 50 * time.Millisecond, Check: func(context.Context) error { return nil }},
+		{Name: "shard-1", Partial: true, Interval: 50 * time.Millisecond, Check: func(context.Context) error { return errors.New("down") }},
 	}
 	hc, cancel, done := runServer(t, 2*time.Second, nil, probes)
 	serving := func(svc string) func() bool {
@@ -115,7 +116,8 @@ func TestProbeFollowsTheDependency(t *testing.T) {
 	notServing := func(svc string) func() bool {
 		return func() bool { return healthOf(t, hc, svc) == healthpb.HealthCheckResponse_NOT_SERVING }
 	}
-	eventually(t, "SERVING", serving(""))
+	eventually(t, "SERVING although a partial dependency is down", serving(""))
+	eventually(t, "dependency/shard-1 NOT_SERVING", notServing(server.DependencyHealthName("shard-1")))
 	broken.Store(true)
 	eventually(t, "NOT_SERVING while the broker is down", notServing(""))
 	eventually(t, "dependency/pulsar NOT_SERVING", notServing(server.DependencyHealthName("pulsar")))

@@ -75,5 +75,27 @@ func realMain(ctx context.Context, args []string) error {
 		return err
 	}
 	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
-	return srv.Serve(ctx)
+	return srv.Run(ctx, nil, shardProbes(stores))
+}
+
+// shardProbes report each shard on its own health name (a down shard fails
+// only the requests for records it owns) and take the server's health down
+// when no shard answers at all.
+func shardProbes(stores []*resultstore.Store) []server.Probe {
+	var probes []server.Probe
+	for _, st := range stores {
+		probes = append(probes, server.Probe{Name: st.ShardID(), Partial: true, Check: st.Ping})
+	}
+	probes = append(probes, server.Probe{Name: "shards", Check: func(ctx context.Context) error {
+		var errs []error
+		for _, st := range stores {
+			err := st.Ping(ctx)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, err)
+		}
+		return fmt.Errorf("no shard answers: %w", errors.Join(errs...))
+	}})
+	return probes
 }

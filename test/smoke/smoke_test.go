@@ -131,19 +131,60 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
-func checkServing(t *testing.T, name, addr string) {
+// waitHealth polls service's health on addr until it is want (a server
+// turns SERVING once its dependency probes passed) or 15s pass.
+func waitHealth(t *testing.T, name, addr, service string, want healthpb.HealthCheckResponse_ServingStatus) {
 	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
-	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("%s health = %v, %v; want SERVING", name, resp.GetStatus(), err)
+	hc := healthpb.NewHealthClient(conn)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+		cancel()
+		if err == nil && resp.GetStatus() == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s health of %q = %v, %v; want %v", name, service, resp.GetStatus(), err, want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+func checkServing(t *testing.T, name, addr string) {
+	t.Helper()
+	waitHealth(t, name, addr, "", healthpb.HealthCheckResponse_SERVING)
+}
+
+// The results server's health follows its shards: one shard down shows on
+// dependency/<shard> only (the other shard's records are still served);
+// every shard down takes the server NOT_SERVING.
+func TestResultsHealthFollowsTheShards(t *testing.T) {
+	common := []string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=3s"}
+	dead := "resultsync:resultsync@tcp(127.0.0.1:1)/rs_shard_%d?timeout=300ms"
+	live := os.Getenv("RS_SHARDS")
+	if live == "" {
+		live = "shard-0=resultsync:resultsync@tcp(127.0.0.1:13306)/rs_shard_0,shard-1=resultsync:resultsync@tcp(127.0.0.1:13306)/rs_shard_1"
+	}
+	liveShard0 := strings.Split(live, ",")[0]
+
+	half := startBinary(t, "results", append(common, "--shards="+liveShard0+",shard-1="+fmt.Sprintf(dead, 1))...)
+	addr := half.grpcAddr(t)
+	waitHealth(t, "results with shard-1 down", addr, "dependency/shard-1", healthpb.HealthCheckResponse_NOT_SERVING)
+	waitHealth(t, "results with shard-1 down", addr, "dependency/shard-0", healthpb.HealthCheckResponse_SERVING)
+	waitHealth(t, "results with shard-1 down", addr, "", healthpb.HealthCheckResponse_SERVING)
+	half.stop(t)
+
+	none := startBinary(t, "results", append(common, "--shards=shard-0="+fmt.Sprintf(dead, 0)+",shard-1="+fmt.Sprintf(dead, 1))...)
+	addr = none.grpcAddr(t)
+	waitHealth(t, "results with every shard down", addr, "", healthpb.HealthCheckResponse_NOT_SERVING)
+	waitHealth(t, "results with every shard down", addr, "dependency/shards", healthpb.HealthCheckResponse_NOT_SERVING)
+	none.stop(t)
 }
 
 func TestEveryServerStartsServesAndStops(t *testing.T) {
