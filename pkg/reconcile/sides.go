@@ -14,6 +14,16 @@ import (
 // MySQLSource is the authoritative side: every shard's fitness_result,
 // combined (a record lives on exactly one shard, so counts add and XORs
 // combine). It never reads another projection.
+//
+// A tombstone purged from fitness_result is still a deleted record at its
+// version: its deletion record (deletion_log, shard migration 0004) stands
+// in for the row, in the bucket aggregates (the shard's triggers leave a
+// purged tombstone counted in campaign_bucket) and in every scan-time read
+// (fitness_result, then deletion_log for the ids fitness_result lacks, in
+// one statement: one consistent read, so a purge committing meanwhile
+// neither hides nor doubles a record). So a purged tombstone the projection
+// never received is DELETION_NOT_APPLIED, and one it did receive is
+// consistent.
 type MySQLSource struct {
 	Shards []*sql.DB
 }
@@ -26,13 +36,21 @@ const StoredBuckets = 1024
 
 // Buckets implements Side. For a whole campaign with StoredBuckets buckets
 // it reads the aggregates the database keeps at write time (at most 1024
-// rows per shard); otherwise it aggregates the stored digests at scan time.
+// rows per shard); otherwise it aggregates the stored digests of
+// fitness_result and of the deletion records of purged tombstones at scan
+// time, per bucket and table in one statement (the rows of one bucket
+// combine below like those of different shards).
 func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
-	where, args := s.where()
-	query := fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
-			FROM fitness_result WHERE %s GROUP BY b`, n, mysqlVersionHash, where)
-	if n == StoredBuckets && s.ProjectID == 0 && s.SchoolID == 0 {
-		query = "SELECT bucket, live, version_xor, digest_xor FROM campaign_bucket WHERE detect_id = ?"
+	query, args := "SELECT bucket, live, version_xor, digest_xor FROM campaign_bucket WHERE detect_id = ?", []any{s.DetectID}
+	if n != StoredBuckets || s.ProjectID != 0 || s.SchoolID != 0 {
+		where, wargs := s.where()
+		query = fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
+			FROM fitness_result WHERE %s GROUP BY b
+		UNION ALL
+		SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
+			FROM deletion_log d WHERE %s AND %s GROUP BY b`,
+			n, mysqlVersionHash, where, n, mysqlVersionHash, where, notInFitnessResult)
+		args = append(append([]any{}, wargs...), wargs...)
 	}
 	out := map[int]BucketSum{}
 	for i, db := range m.Shards {
@@ -57,6 +75,10 @@ func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]Bucke
 	return out, nil
 }
 
+// notInFitnessResult keeps the deletion records of purged rows only (a
+// data_id recorded again after its purge is read from fitness_result).
+const notInFitnessResult = "NOT EXISTS (SELECT 1 FROM fitness_result f WHERE f.data_id = d.data_id)"
+
 func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 // Records implements Side.
@@ -77,10 +99,17 @@ func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int,
 			args = append(args, b)
 		}
 	}
+	// deletion_log has fitness_result's columns and the same indexed
+	// (detect_id, bucket).
+	query := `SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `
+			FROM fitness_result WHERE ` + where + `
+		UNION ALL
+		SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `
+			FROM deletion_log d WHERE ` + where + ` AND ` + notInFitnessResult
+	args = append(args, args...)
 	out := map[int64]Record{}
 	for i, db := range m.Shards {
-		rows, err := db.QueryContext(ctx, `SELECT data_id, version, is_deleted, content_digest, `+canonical.MySQLString+`
-			FROM fitness_result WHERE `+where, args...)
+		rows, err := db.QueryContext(ctx, query, args...)
 		if err != nil {
 			return nil, fmt.Errorf("shard %d records: %w", i, err)
 		}
