@@ -61,7 +61,7 @@ for e in $engines; do
   (cd "$RS_ROOT" && RS_MYSQL_HOST=127.0.0.1 RS_MYSQL_PORT=$port \
       RS_SHARDS=$(rs_mysql_shard_map 127.0.0.1 "$port") \
       RS_CONTROL_DSN=$(rs_mysql_dsn 127.0.0.1 "$port" "$RS_MYSQL_CONTROL") \
-      go run ./services/migrate -clickhouse-addr=) \
+      go run ./services/migrate --skip-clickhouse) \
     || die "schema migrations failed on $e (127.0.0.1:$port)"
 done
 log "infrastructure is up (state in $RS_STATE)"

@@ -1,14 +1,29 @@
 // Package config reads service configuration from flags with environment
 // fallbacks. A flag given on the command line wins over the environment, which
 // wins over the default. Every service validates the result at start-up.
+//
+// Configuration fails closed: a setting that locates a dependency or carries
+// a credential (Need) has no production default. A server started without
+// it refuses to start, naming every missing or invalid setting at once. The
+// development stack's values apply only in the local profile, chosen
+// explicitly with --profile=local or RS_PROFILE=local (deploy/local/env.sh
+// does). Secret settings never appear in --help or in errors.
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+)
+
+// Profiles.
+const (
+	ProfileProduction = ""      // the default: no development defaults
+	ProfileLocal      = "local" // the local stack of deploy/local
 )
 
 // Env returns the value of the environment variable key, or def when it is unset or empty.
@@ -23,13 +38,57 @@ func Env(key, def string) string {
 // Malformed environment values are collected and reported by Err, so that a
 // typo in the environment fails start-up instead of silently using a default.
 type Loader struct {
-	FS   *flag.FlagSet
-	errs []error
+	FS      *flag.FlagSet
+	errs    []error
+	needs   []need
+	profile string
 }
 
-// NewLoader returns a Loader over a new FlagSet named name.
+type need struct {
+	p           *string
+	name, key   string
+	local       string
+	secret, set bool
+}
+
+// NewLoader returns a Loader over a new FlagSet named name, with the
+// --profile flag defined.
 func NewLoader(name string) *Loader {
-	return &Loader{FS: flag.NewFlagSet(name, flag.ContinueOnError)}
+	l := &Loader{FS: flag.NewFlagSet(name, flag.ContinueOnError)}
+	l.FS.StringVar(&l.profile, "profile", Env("RS_PROFILE", ProfileProduction),
+		`"local" applies the development stack's defaults and tokens (deploy/local); empty (production) requires every setting (env RS_PROFILE)`)
+	return l
+}
+
+// Profile is the chosen profile (after Parse).
+func (l *Loader) Profile() string { return l.profile }
+
+// secretValue is a flag.Value whose value is never printed.
+type secretValue struct{ p *string }
+
+func (v secretValue) String() string { return "" }
+func (v secretValue) Set(s string) error {
+	*v.p = s
+	return nil
+}
+
+// Need defines a required string setting with no production default: the
+// flag name or the environment key must set it, except in the local profile,
+// where local applies. A secret one (DSNs with passwords, tokens) is never
+// shown by --help or in an error.
+func (l *Loader) Need(p *string, name, key, local, usage string, secret bool) {
+	*p = os.Getenv(key)
+	usage += " (env " + key + "; required"
+	if local != "" {
+		usage += ", the local profile has a default"
+	}
+	usage += ")"
+	if secret {
+		l.FS.Var(secretValue{p}, name, usage)
+	} else {
+		l.FS.StringVar(p, name, *p, usage)
+	}
+	l.needs = append(l.needs, need{p: p, name: name, key: key, local: local, secret: secret})
 }
 
 // String defines a string flag name, defaulting to env key or def.
@@ -79,16 +138,36 @@ func (l *Loader) Bool(p *bool, name, key string, def bool, usage string) {
 	l.FS.BoolVar(p, name, v, usage+" (env "+key+")")
 }
 
-// Parse parses args and returns the first environment or flag error.
+// Parse parses args, applies the local profile's defaults when chosen, and
+// returns every environment, flag and missing-setting error at once.
+// --help returns flag.ErrHelp after printing the usage.
 func (l *Loader) Parse(args []string) error {
-	if len(l.errs) > 0 {
-		return l.errs[0]
-	}
+	errs := append([]error(nil), l.errs...)
 	if err := l.FS.Parse(args); err != nil {
-		return fmt.Errorf("parsing flags: %w", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		errs = append(errs, fmt.Errorf("parsing flags: %w", err))
+	} else if l.FS.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments: %v", l.FS.Args()))
 	}
-	if l.FS.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %v", l.FS.Args())
+	switch l.profile {
+	case ProfileProduction, ProfileLocal:
+	default:
+		errs = append(errs, fmt.Errorf("profile %q: want %q or empty (production)", l.profile, ProfileLocal))
 	}
-	return nil
+	var missing []string
+	for _, n := range l.needs {
+		if *n.p == "" && l.profile == ProfileLocal {
+			*n.p = n.local
+		}
+		if *n.p == "" {
+			missing = append(missing, "--"+n.name+" (env "+n.key+")")
+		}
+	}
+	if len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("missing required settings: %s (or choose the development defaults with --profile=local)",
+			strings.Join(missing, ", ")))
+	}
+	return errors.Join(errs...)
 }

@@ -1,7 +1,8 @@
 package config
 
-// Defaults of the local stack started by deploy/local (see deploy/local/env.sh).
-// Production deployments set every one of them explicitly.
+// Values of the local stack started by deploy/local (see deploy/local/env.sh),
+// applied only in the local profile (Loader.Need). Production deployments set
+// every one of them explicitly.
 const (
 	// DefaultShards is the local shard map: two shards on the local MySQL
 	// server (deploy/local/env.sh sets RS_SHARDS for the chosen engine).

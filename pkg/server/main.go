@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,6 +16,9 @@ func Main(name string, realMain func(ctx context.Context, args []string) error) 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := realMain(ctx, os.Args[1:])
 	stop()
+	if errors.Is(err, flag.ErrHelp) {
+		return // --help printed the usage
+	}
 	if err != nil {
 		slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error("service failed", "service", name, "err", err)
 		os.Exit(1)

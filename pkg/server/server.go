@@ -57,7 +57,7 @@ func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", envPrefix+"_SHUTDOWN_GRACE", 10*time.Second, "graceful shutdown drain limit")
 	l.Duration(&c.RPCTimeout, "rpc-timeout", envPrefix+"_RPC_TIMEOUT", 30*time.Second, "deadline of a unary RPC that arrives without one (0: none)")
 	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
-	l.String(&c.AuthTokens, "auth-tokens", "RS_AUTH_TOKENS", auth.DevTokens, "bearer tokens token=subject:role,... (default: the documented development tokens)")
+	l.Need(&c.AuthTokens, "auth-tokens", "RS_AUTH_TOKENS", auth.DevTokens, "bearer tokens token=subject:role,... (the local profile accepts the documented development tokens)", true)
 }
 
 // Validate rejects impossible bootstrap settings.

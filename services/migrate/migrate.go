@@ -23,13 +23,29 @@ type Config struct {
 	CHDatabase string
 	LogLevel   string
 	Resume     bool
+
+	SkipClickHouse bool
+}
+
+// skipClickHouse reports --skip-clickhouse (or its environment variable)
+// before parsing, so the ClickHouse address is required only when used.
+func skipClickHouse(args []string) bool {
+	for _, a := range args {
+		if a == "--skip-clickhouse" || a == "-skip-clickhouse" || a == "--skip-clickhouse=true" {
+			return true
+		}
+	}
+	return config.Env("RS_MIGRATE_SKIP_CLICKHOUSE", "") == "true"
 }
 
 func (c *Config) load(args []string) error {
 	l := config.NewLoader("migrate")
-	l.String(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...")
-	l.String(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN")
-	l.String(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address (empty skips ClickHouse)")
+	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
+	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN", true)
+	l.Bool(&c.SkipClickHouse, "skip-clickhouse", "RS_MIGRATE_SKIP_CLICKHOUSE", false, "migrate only the MySQL databases")
+	if !skipClickHouse(args) {
+		l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
+	}
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
 	l.Bool(&c.Resume, "resume", "RS_MIGRATE_RESUME", false, "continue a half-applied (dirty) MySQL migration from the statement that failed, after fixing its cause")
@@ -42,7 +58,7 @@ func (c *Config) load(args []string) error {
 	if c.ControlDSN == "" {
 		return errors.New("control-dsn must not be empty")
 	}
-	if c.CHAddr != "" && c.CHDatabase == "" {
+	if !c.SkipClickHouse && c.CHDatabase == "" {
 		return errors.New("clickhouse-database must not be empty")
 	}
 	return nil
@@ -66,8 +82,8 @@ func realMain(ctx context.Context, args []string) error {
 	if err := migrateMySQL(ctx, log, "control", cfg.ControlDSN, schema.Control, cfg.Resume); err != nil {
 		return err
 	}
-	if cfg.CHAddr == "" {
-		log.Warn("ClickHouse skipped: no address")
+	if cfg.SkipClickHouse {
+		log.Info("ClickHouse skipped (--skip-clickhouse)")
 		return nil
 	}
 	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase})

@@ -28,7 +28,7 @@ type Config struct {
 func (c *Config) load(args []string) error {
 	l := config.NewLoader("results")
 	c.Server.Flags(l, "RS_RESULTS", "127.0.0.1:7101", "127.0.0.1:7201")
-	l.String(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...")
+	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
 	l.Int(&c.MaxConnsPerShard, "max-conns-per-shard", "RS_RESULTS_MAX_CONNS", 64, "connection pool size per shard")
 	if err := l.Parse(args); err != nil {
 		return err

@@ -165,7 +165,7 @@ func checkServing(t *testing.T, name, addr string) {
 // dependency/<shard> only (the other shard's records are still served);
 // every shard down takes the server NOT_SERVING.
 func TestResultsHealthFollowsTheShards(t *testing.T) {
-	common := []string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=3s"}
+	common := []string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=3s"}
 	dead := "resultsync:resultsync@tcp(127.0.0.1:1)/rs_shard_%d?timeout=300ms"
 	live := os.Getenv("RS_SHARDS")
 	if live == "" {
@@ -188,7 +188,7 @@ func TestResultsHealthFollowsTheShards(t *testing.T) {
 }
 
 func TestEveryServerStartsServesAndStops(t *testing.T) {
-	common := []string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--shutdown-grace=3s"}
+	common := []string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--shutdown-grace=3s"}
 	backends := map[string]string{}
 	var procs []*proc
 	for _, name := range []string{"results", "relay", "consumer", "reconcile", "repair"} {
@@ -233,7 +233,7 @@ func TestEveryServerStartsServesAndStops(t *testing.T) {
 }
 
 func TestBadConfigFailsFast(t *testing.T) {
-	p := startBinary(t, "relay", "--grpc-addr=nonsense")
+	p := startBinary(t, "relay", "--profile=local", "--grpc-addr=nonsense")
 	select {
 	case err := <-p.done:
 		if err == nil {
@@ -244,5 +244,73 @@ func TestBadConfigFailsFast(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("relay kept running with an invalid address")
+	}
+}
+
+// cleanEnv is the environment without any resultsync setting: a binary
+// started with it sees only what the test passes.
+func cleanEnv(extra ...string) []string {
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, "RS_") {
+			env = append(env, e)
+		}
+	}
+	return append(env, extra...)
+}
+
+// run starts a binary to completion and returns its exit error and output.
+func run(t *testing.T, env []string, name string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, name), args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Configuration fails closed: without settings and without the local
+// profile every server refuses to start, naming every missing setting at
+// once; --help never prints a secret's value.
+func TestServersRefuseToStartWithoutSettings(t *testing.T) {
+	required := map[string][]string{
+		"results":   {"--shards", "--auth-tokens"},
+		"relay":     {"--shards", "--control-dsn", "--pulsar-url", "--auth-tokens"},
+		"consumer":  {"--pulsar-url", "--clickhouse-addr", "--auth-tokens"},
+		"reconcile": {"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"},
+		"repair":    {"--auth-tokens"},
+		"gateway":   {"--auth-tokens"},
+		"migrate":   {"--shards", "--control-dsn", "--clickhouse-addr"},
+	}
+	for name, want := range required {
+		t.Run(name, func(t *testing.T) {
+			out, err := run(t, cleanEnv(), name, "--grpc-addr=127.0.0.1:0")
+			if name == "migrate" {
+				out, err = run(t, cleanEnv(), name)
+			}
+			if err == nil {
+				t.Fatalf("%s started without any setting:\n%s", name, out)
+			}
+			for _, flag := range want {
+				if !strings.Contains(out, flag) {
+					t.Errorf("%s's refusal does not name %s:\n%s", name, flag, out)
+				}
+			}
+			if strings.Contains(out, "server started") {
+				t.Errorf("%s served before refusing:\n%s", name, out)
+			}
+
+			const pw = "Sup3rSecretPw"
+			env := cleanEnv("RS_SHARDS=shard-0=u:"+pw+"@tcp(127.0.0.1:1)/a,shard-1=u:"+pw+"@tcp(127.0.0.1:1)/b",
+				"RS_CONTROL_DSN=u:"+pw+"@tcp(127.0.0.1:1)/c", "RS_AUTH_TOKENS=t"+pw+"=ops:admin")
+			help, _ := run(t, env, name, "--help")
+			if strings.Contains(help, pw) {
+				t.Errorf("%s --help prints a secret:\n%s", name, help)
+			}
+			if !strings.Contains(help, "-profile") {
+				t.Errorf("%s --help lacks the profile flag:\n%s", name, help)
+			}
+		})
 	}
 }

@@ -1,0 +1,98 @@
+package config_test
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/resultsync/resultsync/pkg/config"
+)
+
+type cfg struct {
+	dsn, addr, level string
+	grace            int
+}
+
+func load(t *testing.T, args []string) (cfg, *config.Loader, error) {
+	t.Helper()
+	var c cfg
+	l := config.NewLoader("svc")
+	l.FS.SetOutput(io.Discard)
+	l.Need(&c.dsn, "control-dsn", "RS_TEST_CONTROL_DSN", "dev:devpass@tcp(127.0.0.1:13306)/rs_control", "control DSN", true)
+	l.Need(&c.addr, "clickhouse-addr", "RS_TEST_CH_ADDR", "127.0.0.1:19000", "ClickHouse", false)
+	l.String(&c.level, "log-level", "RS_TEST_LOG_LEVEL", "info", "log level")
+	l.Int(&c.grace, "grace", "RS_TEST_GRACE", 10, "grace")
+	return c, l, l.Parse(args)
+}
+
+func TestProductionNamesEveryMissingSetting(t *testing.T) {
+	t.Setenv("RS_PROFILE", "")
+	_, _, err := load(t, nil)
+	if err == nil {
+		t.Fatal("started without required settings")
+	}
+	for _, want := range []string{"--control-dsn (env RS_TEST_CONTROL_DSN)", "--clickhouse-addr (env RS_TEST_CH_ADDR)", "--profile=local"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+}
+
+func TestEveryErrorAtOnce(t *testing.T) {
+	t.Setenv("RS_PROFILE", "")
+	t.Setenv("RS_TEST_GRACE", "ten")
+	_, _, err := load(t, []string{"--profile=staging", "extra"})
+	for _, want := range []string{`RS_TEST_GRACE="ten"`, "unexpected arguments", `profile "staging"`, "missing required settings"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not report %q", err, want)
+		}
+	}
+}
+
+func TestLocalProfileAppliesDevelopmentDefaults(t *testing.T) {
+	for _, args := range [][]string{{"--profile=local"}, nil} {
+		if args == nil {
+			t.Setenv("RS_PROFILE", "local")
+		}
+		c, l, err := load(t, args)
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if l.Profile() != config.ProfileLocal || c.dsn == "" || c.addr != "127.0.0.1:19000" {
+			t.Errorf("%v: profile %q, dsn %q, addr %q", args, l.Profile(), c.dsn, c.addr)
+		}
+	}
+}
+
+func TestExplicitSettingsWin(t *testing.T) {
+	t.Setenv("RS_PROFILE", "local")
+	t.Setenv("RS_TEST_CONTROL_DSN", "prod:secret@tcp(db:3306)/control")
+	c, _, err := load(t, []string{"--clickhouse-addr=ch:9000"})
+	if err != nil || c.dsn != "prod:secret@tcp(db:3306)/control" || c.addr != "ch:9000" {
+		t.Errorf("got %+v, %v", c, err)
+	}
+}
+
+func TestHelpNeverPrintsASecret(t *testing.T) {
+	t.Setenv("RS_PROFILE", "")
+	t.Setenv("RS_TEST_CONTROL_DSN", "prod:s3cr3t-pw@tcp(db:3306)/control")
+	t.Setenv("RS_TEST_CH_ADDR", "ch:9000")
+	var c cfg
+	l := config.NewLoader("svc")
+	var out strings.Builder
+	l.FS.SetOutput(&out)
+	l.Need(&c.dsn, "control-dsn", "RS_TEST_CONTROL_DSN", "", "control DSN", true)
+	l.Need(&c.addr, "clickhouse-addr", "RS_TEST_CH_ADDR", "", "ClickHouse", false)
+	err := l.Parse([]string{"--help"})
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	if strings.Contains(out.String(), "s3cr3t") {
+		t.Errorf("--help prints the secret:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "control-dsn") || !strings.Contains(out.String(), "ch:9000") {
+		t.Errorf("--help lacks the settings:\n%s", out.String())
+	}
+}
