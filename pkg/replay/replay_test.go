@@ -2,7 +2,6 @@ package replay_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -247,24 +246,18 @@ func TestReplayWaitsForCorrection(t *testing.T) {
 	e.deliverAll(t)
 	e.purgeSent(t)
 
-	entered, release := make(chan struct{}), make(chan struct{})
-	i := e.owner(id)
-	hooked := resultstore.New(e.m.Shards[i].ID, storePool(t, e.dbs[i]), resultstore.Options{BeforeCommit: func(ctx context.Context) error {
-		close(entered)
-		select {
-		case <-release:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}})
-	corrected := make(chan error, 1)
-	go func() {
-		_, err := hooked.Correct(t.Context(), resultstore.CorrectCommand{SchoolID: 7, DataID: id, ExpectedVersion: 4, Result: "2.61", Unit: "m"})
-		corrected <- err
-	}()
-	<-entered // version 5 written, row locked, not committed
-
+	// A concurrent writer's transaction, open just before COMMIT: the
+	// correction to version 5 is written and holds the row lock.
+	tx, err := e.db(id).BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := tx.Exec(`UPDATE fitness_result SET result = 2.61, version = 5, update_time = UTC_TIMESTAMP(3)
+		WHERE data_id = ? AND version = 4`, id); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("correction to version 5 matched %d rows", n)
+	}
 	type result struct {
 		got replayed
 		err error
@@ -280,8 +273,7 @@ func TestReplayWaitsForCorrection(t *testing.T) {
 		t.Fatalf("Replay returned %+v, %v while the correction held the row", r.got, r.err)
 	default:
 	}
-	close(release)
-	if err := <-corrected; err != nil {
+	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	r := <-done

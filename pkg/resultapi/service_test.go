@@ -2,7 +2,6 @@ package resultapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -66,21 +65,31 @@ func TestCanonicalStory(t *testing.T) {
 	}
 }
 
-// TestFailureBeforeCommitLeavesNothing injects a failure after the business
-// update (and the outbox insert) and before COMMIT.
+// TestFailureBeforeCommitLeavesNothing: failure point "crash before
+// COMMIT". The fault is injected at the database boundary, on the statement
+// sequence production sends: a trigger makes the last statement before
+// COMMIT (the request_log insert, after the business update and the outbox
+// insert) fail, so the shard rolls the whole change back.
 func TestFailureBeforeCommitLeavesNothing(t *testing.T) {
-	var fail atomic.Bool
-	h := newHarness(t, resultstore.Options{BeforeCommit: func(context.Context) error {
-		if fail.Load() {
-			return errors.New("injected crash before commit")
+	h := newHarness(t, resultstore.Options{}, nil)
+	setFault := func(on bool) {
+		t.Helper()
+		for _, db := range h.shards {
+			stmt := "DROP TRIGGER IF EXISTS inject_failure_before_commit"
+			if on {
+				stmt = `CREATE TRIGGER inject_failure_before_commit BEFORE INSERT ON request_log FOR EACH ROW
+					SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure before COMMIT'`
+			}
+			if _, err := db.DB.Exec(stmt); err != nil {
+				t.Fatal(err)
+			}
 		}
-		return nil
-	}}, nil)
+	}
 	ctx := context.Background()
 	if _, err := h.client.RecordResult(ctx, recordReq("r-1", 900001, 7, "2.21")); err != nil {
 		t.Fatal(err)
 	}
-	fail.Store(true)
+	setFault(true)
 	_, err := h.client.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: "c-1", SchoolId: 7, DataId: 900001, ExpectedVersion: 1, Result: "2.31", Unit: "m"})
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("CorrectResult with injected failure: %v, want Internal", err)
@@ -89,7 +98,7 @@ func TestFailureBeforeCommitLeavesNothing(t *testing.T) {
 	if status.Code(err) != codes.Internal {
 		t.Fatalf("RecordResult with injected failure: %v, want Internal", err)
 	}
-	fail.Store(false)
+	setFault(false)
 
 	get, err := h.client.GetResult(ctx, &fitnessv1.GetResultRequest{SchoolId: 7, DataId: 900001})
 	if err != nil {

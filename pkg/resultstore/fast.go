@@ -91,10 +91,7 @@ func (s *Store) correctFast(ctx context.Context, c CorrectCommand, id *fitnessv1
 		b.add(`INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time)
 			SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1`, c.RequestID, "correct", c.hash(), r.GetDataId(), r.GetVersion(), resp, now)
 	}
-	commitInBatch := s.opts.BeforeCommit == nil
-	if commitInBatch {
-		b.add("COMMIT")
-	}
+	b.add("COMMIT")
 
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
@@ -133,22 +130,9 @@ func (s *Store) correctFast(ctx context.Context, c CorrectCommand, id *fitnessv1
 		return Outcome{}, true, fmt.Errorf("writing correction of %d on %s: %w", c.DataID, s.shardID, err)
 	}
 	if len(affected) < 2 || affected[1] != 1 {
-		// Nothing was written (the UPDATE matched no row); make sure no
-		// transaction is left open, then let the locking path explain.
-		if !commitInBatch {
-			s.rollback(ctx, conn)
-		}
+		// Nothing was written (the UPDATE matched no row, and the batch's
+		// COMMIT ended the empty transaction); let the locking path explain.
 		return Outcome{}, false, nil
-	}
-	if !commitInBatch {
-		if err := s.opts.BeforeCommit(ctx); err != nil {
-			s.rollback(ctx, conn)
-			return Outcome{}, true, err
-		}
-		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-			s.rollback(ctx, conn)
-			return Outcome{}, true, fmt.Errorf("committing correction of %d on %s: %w", c.DataID, s.shardID, err)
-		}
 	}
 	return Outcome{Result: r, EventID: ev.GetEventId()}, true, nil
 }

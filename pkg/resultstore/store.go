@@ -56,9 +56,6 @@ func (e *VersionConflictError) Error() string {
 
 // Options adjust a Store. The zero value is the production behaviour.
 type Options struct {
-	// BeforeCommit, when set, runs after every statement of a change and just
-	// before COMMIT; an error rolls the change back. For fault-injection tests.
-	BeforeCommit func(ctx context.Context) error
 	// SkipOutbox leaves out the outbox row. Only for measuring the outbox's
 	// cost in benchmarks: a store with it set breaks the delivery promise.
 	SkipOutbox bool
@@ -368,10 +365,7 @@ func (s *Store) change(ctx context.Context, requestID, method, hash string, r *f
 		b.add(`INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, requestID, method, hash, r.GetDataId(), r.GetVersion(), resp, now)
 	}
-	commitInBatch := s.opts.BeforeCommit == nil
-	if commitInBatch {
-		b.add("COMMIT")
-	}
+	b.add("COMMIT")
 	if _, err := conn.ExecContext(ctx, strings.Join(b.stmts, ";\n"), b.args...); err != nil {
 		s.rollback(ctx, conn)
 		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
@@ -382,16 +376,6 @@ func (s *Store) change(ctx context.Context, requestID, method, hash string, r *f
 			return s.replayOr(ctx, requestID, hash, cause)
 		}
 		return Outcome{}, fmt.Errorf("writing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
-	}
-	if !commitInBatch {
-		if err := s.opts.BeforeCommit(ctx); err != nil {
-			s.rollback(ctx, conn)
-			return Outcome{}, err
-		}
-		if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
-			s.rollback(ctx, conn)
-			return Outcome{}, fmt.Errorf("committing change of result %d on %s: %w", r.GetDataId(), s.shardID, err)
-		}
 	}
 	return Outcome{Result: r, EventID: ev.GetEventId()}, nil
 }
