@@ -21,19 +21,21 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/resultapi"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
 
@@ -223,35 +225,29 @@ func seed(ctx context.Context, e *env, phase, c int) error {
 	return nil
 }
 
+// startService builds the results server through resultssvc exactly as
+// services/results does (Load, New, Run), on a loopback port, with the given
+// store options (SkipOutbox for the no-outbox phase). The clients send the
+// development operator token, as the server authenticates every call.
 func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resultstore.Options) ([]fitnessv1.ResultServiceClient, func(), error) {
-	stores, closeAll, err := resultapi.OpenStores(ctx, log, m, 64, opts)
+	var shards []string
+	for _, s := range m.Shards {
+		shards = append(shards, s.ID+"="+s.DSN)
+	}
+	cfg, err := resultssvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=1s", "--log-level=error",
+		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","), "--max-conns-per-shard=64"})
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, LogLevel: "error"})
+	cfg.StoreOptions = opts
+	svc, err := resultssvc.New(ctx, log, cfg)
 	if err != nil {
-		return nil, nil, err
-	}
-	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
-	if err := srv.Listen(); err != nil {
 		return nil, nil, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(sctx) }()
-	// One connection per client, as independent platform services would have.
-	var conns []*grpc.ClientConn
-	var clients []fitnessv1.ResultServiceClient
-	for range 16 {
-		conn, err := grpc.NewClient(srv.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			cancel()
-			return nil, nil, err
-		}
-		conns = append(conns, conn)
-		clients = append(clients, fitnessv1.NewResultServiceClient(conn))
-	}
-	return clients, func() {
+	go func() { done <- svc.Run(sctx) }()
+	stop := func(conns []*grpc.ClientConn) {
 		for _, c := range conns {
 			c.Close()
 		}
@@ -259,8 +255,23 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 		if err := <-done; err != nil {
 			fmt.Fprintln(os.Stderr, "write-path server:", err)
 		}
-		closeAll()
-	}, nil
+	}
+	operator := grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		return invoker(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer dev-operator"), method, req, reply, cc, opts...)
+	})
+	// One connection per client, as independent platform services would have.
+	var conns []*grpc.ClientConn
+	var clients []fitnessv1.ResultServiceClient
+	for range 16 {
+		conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), operator)
+		if err != nil {
+			stop(conns)
+			return nil, nil, err
+		}
+		conns = append(conns, conn)
+		clients = append(clients, fitnessv1.NewResultServiceClient(conn))
+	}
+	return clients, func() { stop(conns) }, nil
 }
 
 // measure runs op in n goroutines for warm+d and returns successful ops per

@@ -1,7 +1,8 @@
 // Package pulsarbus wires resultsync to Apache Pulsar: client construction
-// with slog logging and bounded timeouts, and topic naming. Producers key
-// messages by data_id so that a record's versions stay on one partition and
-// reach one Key_Shared consumer.
+// with slog logging and bounded timeouts, a reconnection policy that notices
+// a returning broker within seconds (ReconnectBackoff), and topic naming.
+// Producers key messages by data_id so that a record's versions stay on one
+// partition, which one Failover consumer reads in order.
 package pulsarbus
 
 import (

@@ -9,6 +9,12 @@
 // SENT means the broker acknowledged the event; it says nothing about the
 // projection. Duplicates are expected (a lost acknowledgment, a lost SENT
 // update, a reclaimed lease): consumers are idempotent per (data_id, version).
+//
+// Failures that retrying fixes (a shard or the broker unreachable) are
+// retried with backoff for as long as they last. A failure that retrying
+// cannot fix — every shard refusing the relay's credentials or privileges
+// for FatalClaimFailures consecutive cycles — ends Run with
+// ErrEveryShardRefused, so the process exits and says why.
 package relay
 
 import (
@@ -17,6 +23,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,14 +61,36 @@ type Config struct {
 	PollInterval   time.Duration  // idle wait when nothing is eligible
 	MaxAttempts    int            // failed publishes before an event is PARKED
 	Backoff        outbox.Backoff // retry delay of FAILED rows
+	// FatalClaimFailures is how many consecutive cycles every shard must
+	// fail with a permanent error (IsPermanent) before Run gives up with
+	// ErrEveryShardRefused. 0 means DefaultFatalClaimFailures; negative
+	// never gives up. Cycles back off from PollInterval, doubling up to 5s,
+	// so the default takes about ten seconds.
+	FatalClaimFailures int
+	// StopTimeout bounds, once ctx has ended, the wait of an in-flight
+	// batch for its acknowledgments and then for its completion (SENT /
+	// FAILED) to be written: Run returns within about twice this after ctx
+	// ends, whatever the broker and the shards do. 0 means
+	// DefaultStopTimeout. Rows whose completion did not make it are
+	// published again after their lease: a duplicate, never a loss.
+	StopTimeout time.Duration
 }
+
+// Defaults of the zero-valued Config fields.
+const (
+	DefaultFatalClaimFailures = 10
+	DefaultStopTimeout        = 2 * time.Second
+)
 
 // DefaultConfig is a sane production default.
 func DefaultConfig() Config {
 	return Config{
 		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second,
 		PollInterval: 20 * time.Millisecond, MaxAttempts: 20,
-		Backoff: outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
+		Backoff:            outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
+		FatalClaimFailures: DefaultFatalClaimFailures,
+		// StopTimeout stays 0: DefaultStopTimeout, or what a server derives
+		// from its shutdown grace.
 	}
 }
 
@@ -87,7 +116,20 @@ func (c Config) Validate() error {
 	if c.Backoff.Base <= 0 || c.Backoff.Max < c.Backoff.Base {
 		errs = append(errs, fmt.Errorf("backoff needs 0 < base <= max, got base %s max %s", c.Backoff.Base, c.Backoff.Max))
 	}
+	if c.StopTimeout < 0 {
+		errs = append(errs, fmt.Errorf("stop timeout must not be negative, got %s", c.StopTimeout))
+	}
 	return errors.Join(errs...)
+}
+
+func (c Config) withDefaults() Config {
+	if c.FatalClaimFailures == 0 {
+		c.FatalClaimFailures = DefaultFatalClaimFailures
+	}
+	if c.StopTimeout == 0 {
+		c.StopTimeout = DefaultStopTimeout
+	}
+	return c
 }
 
 // ClaimObserver sees every claim and completion, for tests and tracing.
@@ -104,6 +146,15 @@ type Relay struct {
 	stores   []Store
 	metrics  *Metrics
 	observer ClaimObserver
+
+	mu     sync.Mutex
+	shards map[string]*shardState
+}
+
+// shardState is what the relay last saw of one shard.
+type shardState struct {
+	lastErr   error // the last cycle's error; nil after a successful cycle
+	permanent int   // consecutive cycles failed with a permanent error
 }
 
 // New returns a relay publishing through pub from every store. metrics and
@@ -118,34 +169,103 @@ func New(log *slog.Logger, cfg Config, pub Publisher, stores []Store, metrics *M
 	if metrics == nil {
 		metrics = NewMetrics(nil)
 	}
-	return &Relay{cfg: cfg, log: log, pub: pub, stores: stores, metrics: metrics, observer: observer}, nil
+	r := &Relay{cfg: cfg.withDefaults(), log: log, pub: pub, stores: stores, metrics: metrics, observer: observer,
+		shards: map[string]*shardState{}}
+	for _, st := range stores {
+		if _, dup := r.shards[st.ShardID()]; dup {
+			return nil, fmt.Errorf("relay config: shard %s given twice", st.ShardID())
+		}
+		r.shards[st.ShardID()] = &shardState{}
+	}
+	return r, nil
 }
 
+// ErrEveryShardRefused ends Run when every shard keeps failing with an error
+// that retrying cannot fix (see IsPermanent).
+var ErrEveryShardRefused = errors.New("every shard refuses the relay")
+
 // Run drains every shard concurrently, one loop per shard so that no shard
-// starves another, until ctx ends. An in-flight batch is completed (its
-// SENT/FAILED update written) before Run returns.
+// starves another, until ctx ends; then it returns nil. An in-flight batch
+// is completed (its SENT/FAILED update written, within StopTimeout) before
+// Run returns.
+//
+// Transient failures (a shard or the broker unreachable) are retried with
+// backoff for as long as they last; ShardErr shows them. When every shard
+// has failed FatalClaimFailures consecutive cycles with a permanent error
+// (access denied, unknown database: IsPermanent), Run stops every loop and
+// returns an error wrapping ErrEveryShardRefused and each shard's last
+// error: retrying cannot fix it, and the process should exit and say so.
 func (r *Relay) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	var wg sync.WaitGroup
 	for _, st := range r.stores {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.loop(ctx, st)
+			r.loop(ctx, cancel, st)
 		}()
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); errors.Is(err, ErrEveryShardRefused) {
+		return err
+	}
 	return nil
 }
 
-func (r *Relay) loop(ctx context.Context, st Store) {
+// ShardErr returns the error of the last cycle on shardID: nil when it
+// succeeded (or none ran yet), the claim or completion error otherwise.
+// Health probes report it.
+func (r *Relay) ShardErr(shardID string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.shards[shardID]; ok {
+		return s.lastErr
+	}
+	return fmt.Errorf("unknown shard %q", shardID)
+}
+
+// record notes a cycle's outcome on shardID and returns the fatal error
+// once every shard has failed permanently often enough in a row.
+func (r *Relay) record(shardID string, err error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.shards[shardID]
+	s.lastErr = err
+	if err == nil || !IsPermanent(err) {
+		s.permanent = 0 // only consecutive permanent failures count
+		return nil
+	}
+	s.permanent++
+	if r.cfg.FatalClaimFailures < 0 {
+		return nil
+	}
+	causes := make([]error, 0, len(r.stores))
+	for _, st := range r.stores {
+		o := r.shards[st.ShardID()]
+		if o.permanent < r.cfg.FatalClaimFailures {
+			return nil
+		}
+		causes = append(causes, fmt.Errorf("%s: %w", st.ShardID(), o.lastErr))
+	}
+	return fmt.Errorf("%w (%d consecutive cycles each; fix the credentials, grants or database names): %w",
+		ErrEveryShardRefused, r.cfg.FatalClaimFailures, joined(causes))
+}
+
+func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store) {
 	errWait := r.cfg.PollInterval
 	for ctx.Err() == nil {
 		n, err := r.Cycle(ctx, st)
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			return
+		}
+		if ferr := r.record(st.ShardID(), err); ferr != nil {
+			fatal(ferr)
+			return
+		}
+		switch {
 		case err != nil:
-			r.log.Error("relay cycle failed", "shard", st.ShardID(), "err", err, "retry_in", errWait)
+			r.log.Error("relay cycle failed", "shard", st.ShardID(), "err", err, "permanent", IsPermanent(err), "retry_in", errWait)
 			sleep(ctx, errWait)
 			errWait = min(errWait*2, 5*time.Second)
 		case n == 0:
@@ -157,6 +277,41 @@ func (r *Relay) loop(ctx context.Context, st Store) {
 	}
 }
 
+// joinedErrors is errors.Join printed on one line ("; "), for log lines.
+type joinedErrors []error
+
+func joined(errs []error) error { return joinedErrors(errs) }
+
+func (j joinedErrors) Error() string {
+	parts := make([]string, len(j))
+	for i, e := range j {
+		parts[i] = e.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (j joinedErrors) Unwrap() []error { return j }
+
+// untilStop returns a context that outlives ctx — an in-flight batch is
+// finished, not abandoned, when ctx ends — but ends after timeout, or
+// stop after ctx ended, whichever comes first.
+func untilStop(ctx context.Context, timeout, stop time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	if stop >= timeout {
+		return c, cancel
+	}
+	release := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(stop)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-c.Done():
+		}
+	})
+	return c, func() { release(); cancel() }
+}
+
 func sleep(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -165,6 +320,9 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-t.C:
 	}
 }
+
+// completeTimeout bounds the SENT / FAILED update of one batch.
+const completeTimeout = 10 * time.Second
 
 // Cycle runs one claim-publish-complete round on st and returns how many
 // rows it claimed.
@@ -194,8 +352,9 @@ func (r *Relay) Cycle(ctx context.Context, st Store) (int, error) {
 		r.observer.Claimed(shard, c)
 	}
 
-	// Publish outside any transaction, bounded by the publish timeout (< lease).
-	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.PublishTimeout)
+	// Publish outside any transaction, bounded by the publish timeout (< lease),
+	// and by the stop timeout once ctx has ended.
+	pctx, cancel := untilStop(ctx, r.cfg.PublishTimeout, r.cfg.StopTimeout)
 	start := time.Now()
 	errs := r.pub.Publish(pctx, msgs)
 	cancel()
@@ -212,9 +371,10 @@ func (r *Relay) Cycle(ctx context.Context, st Store) (int, error) {
 	}
 
 	// Completion is written even when ctx ended meanwhile (graceful shutdown),
-	// within a short bound; if it fails, the lease expires and the rows are
-	// published again: a duplicate, never a loss.
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	// within a short bound (the stop timeout once ctx has ended); if it
+	// fails, the lease expires and the rows are published again: a
+	// duplicate, never a loss.
+	cctx, ccancel := untilStop(ctx, completeTimeout, r.cfg.StopTimeout)
 	defer ccancel()
 	var sent, failed, parked int64
 	var errsOut []error

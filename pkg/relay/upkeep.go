@@ -89,16 +89,14 @@ func (e *StatsExporter) pollShard(ctx context.Context, s StatsSource) {
 	e.expired.WithLabelValues(s.ShardID()).Set(float64(st.ExpiredClaims))
 }
 
-// Run polls every interval until ctx ends.
-func (e *StatsExporter) Run(ctx context.Context, interval time.Duration) {
-	for {
+// Run polls every interval until ctx ends, then returns nil. A shard that
+// cannot be read is a gauge (outbox_shard_up 0), never a reason to stop.
+func (e *StatsExporter) Run(ctx context.Context, interval time.Duration) error {
+	for ctx.Err() == nil {
 		e.Poll(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
+		sleep(ctx, interval)
 	}
+	return nil
 }
 
 // Purger is what purging needs of a shard's outbox (outbox.Repo).
@@ -109,31 +107,31 @@ type Purger interface {
 
 // PurgeSent deletes SENT rows older than retention from every shard in
 // batches of batch rows, pausing between batches so the write path keeps its
-// share of the database, until ctx ends. It runs every interval.
-func PurgeSent(ctx context.Context, log *slog.Logger, shards []Purger, retention, interval time.Duration, batch int) {
-	for {
+// share of the database. It runs every interval until ctx ends, then returns
+// nil; a shard that fails is logged and tried again at the next round.
+func PurgeSent(ctx context.Context, log *slog.Logger, shards []Purger, retention, interval time.Duration, batch int) error {
+	for ctx.Err() == nil {
 		for _, s := range shards {
 			var total int64
 			for ctx.Err() == nil {
 				n, err := s.PurgeSent(ctx, time.Now().Add(-retention), batch)
 				if err != nil {
-					log.Warn("purging SENT outbox rows", "shard", s.ShardID(), "err", err)
+					if ctx.Err() == nil {
+						log.Warn("purging SENT outbox rows", "shard", s.ShardID(), "err", err)
+					}
 					break
 				}
 				total += n
 				if n < int64(batch) {
 					break
 				}
-				time.Sleep(50 * time.Millisecond)
+				sleep(ctx, 50*time.Millisecond)
 			}
 			if total > 0 {
 				log.Info("purged SENT outbox rows", "shard", s.ShardID(), "rows", total, "older_than", retention)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
+		sleep(ctx, interval)
 	}
+	return nil
 }

@@ -2,6 +2,29 @@
 // grpc-gateway, the merged OpenAPI document under /openapiv2/, and /healthz.
 package main
 
-import "github.com/resultsync/resultsync/pkg/server"
+import (
+	"context"
+	"os"
 
-func main() { server.Main("gateway", realMain) }
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
+)
+
+func main() {
+	server.Main("gateway", func(ctx context.Context, args []string) error {
+		cfg, err := gatewaysvc.Load(args)
+		if err != nil {
+			return err
+		}
+		log, err := logging.New(os.Stderr, "gateway", cfg.Server.LogLevel)
+		if err != nil {
+			return err
+		}
+		s, err := gatewaysvc.New(ctx, log, cfg)
+		if err != nil {
+			return err
+		}
+		return s.Run(ctx)
+	})
+}

@@ -1,6 +1,29 @@
 // Command results serves fitness.v1.ResultService: the write path that records, corrects and deletes results with a transactional outbox on every shard.
 package main
 
-import "github.com/resultsync/resultsync/pkg/server"
+import (
+	"context"
+	"os"
 
-func main() { server.Main("results", realMain) }
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/resultssvc"
+)
+
+func main() {
+	server.Main("results", func(ctx context.Context, args []string) error {
+		cfg, err := resultssvc.Load(args)
+		if err != nil {
+			return err
+		}
+		log, err := logging.New(os.Stderr, "results", cfg.Server.LogLevel)
+		if err != nil {
+			return err
+		}
+		s, err := resultssvc.New(ctx, log, cfg)
+		if err != nil {
+			return err
+		}
+		return s.Run(ctx)
+	})
+}

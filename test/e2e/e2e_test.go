@@ -7,10 +7,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
@@ -20,11 +23,8 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/resultapi"
-	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
+	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
 
@@ -33,7 +33,7 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	// Write path over two shards, behind auth like the real server.
+	// Write path over two shards: the results server as main builds it.
 	var m shard.Map
 	var repos []relay.Store
 	for _, id := range []string{"shard-0", "shard-1"} {
@@ -41,20 +41,13 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 		m.Shards = append(m.Shards, shard.Shard{ID: id, DSN: db.DSN})
 		repos = append(repos, outbox.NewRepo(id, db.DB))
 	}
-	stores, closeAll, err := resultapi.OpenStores(ctx, log, m, 8, resultstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeAll()
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, AuthTokens: auth.DevTokens},
-		server.WithAuth(auth.ResultPolicy))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
-	results := fitnessv1.NewResultServiceClient(servertest.Serve(t, srv))
+	results := startResults(ctx, t, log, m)
 
 	// Relay and consumer on a fresh topic and projection database.
+	// TODO(issue 11): build the relay through relaysvc and the consumer
+	// through consumersvc (Load with explicit args, New, Run) once those
+	// packages land, as the results server is built through resultssvc
+	// above; until then they are wired by hand below.
 	client := infratest.NewPulsarClient(t)
 	topic := infratest.Topic(t, "e2e")
 	pub, err := relay.NewPulsarPublisher(client, topic, 5*time.Second)
@@ -122,4 +115,39 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 	if len(lag) != 1 || lag[0].ShardID != m.Shards[m.Owner(900001)].ID {
 		t.Errorf("lag snapshot = %+v; want the owning shard", lag)
 	}
+}
+
+// startResults builds the results server through resultssvc exactly as
+// services/results does (Load, New, Run), over the shards of m, on a
+// loopback port, until the test ends; it returns a client of it.
+func startResults(ctx context.Context, t *testing.T, log *slog.Logger, m shard.Map) fitnessv1.ResultServiceClient {
+	t.Helper()
+	var shards []string
+	for _, s := range m.Shards {
+		shards = append(shards, s.ID+"="+s.DSN)
+	}
+	cfg, err := resultssvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=1s",
+		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","), "--max-conns-per-shard=8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := resultssvc.New(ctx, log, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(rctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("results server: %v", err)
+		}
+	})
+	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return fitnessv1.NewResultServiceClient(conn)
 }

@@ -1,0 +1,266 @@
+// Package gatewaysvc is the JSON/HTTP gateway as one component: Load reads
+// its configuration, New assembles it (one connection per backend, the
+// grpc-gateway handlers of every service, the OpenAPI document, /healthz)
+// and Run serves it under the supervisor of pkg/server, with a probe per
+// backend. services/gateway and the tests build the gateway through New.
+package gatewaysvc
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/server"
+)
+
+// Config is the gateway's configuration.
+type Config struct {
+	Server server.Config
+	// APIAddr is where the JSON API listens (":0" picks a port).
+	APIAddr string
+	// OpenAPIFile is the merged OpenAPI document served under /openapiv2/.
+	OpenAPIFile string
+	// Backend gRPC addresses.
+	ResultsAddr, RelayAddr, ConsumerAddr, ReconcileAddr, RepairAddr string
+}
+
+// Load reads the configuration from args (without the program name) and the
+// environment, and validates it. Every missing, malformed or impossible
+// setting is reported in one error. --help returns flag.ErrHelp after
+// printing the usage.
+func Load(args []string) (Config, error) {
+	var c Config
+	l := config.NewLoader("gateway")
+	c.Server.Flags(l, "RS_GATEWAY", "127.0.0.1:7106", "127.0.0.1:7206")
+	l.String(&c.APIAddr, "api-addr", "RS_GATEWAY_API_ADDR", "127.0.0.1:7100", "JSON API listen address")
+	l.String(&c.OpenAPIFile, "openapi-file", "RS_GATEWAY_OPENAPI_FILE", "gen/openapiv2/resultsync.swagger.json", "OpenAPI document to serve")
+	l.String(&c.ResultsAddr, "results-addr", "RS_RESULTS_ADDR", "127.0.0.1:7101", "results gRPC address")
+	l.String(&c.RelayAddr, "relay-addr", "RS_RELAY_ADDR", "127.0.0.1:7102", "relay gRPC address")
+	l.String(&c.ConsumerAddr, "consumer-addr", "RS_CONSUMER_ADDR", "127.0.0.1:7103", "consumer gRPC address")
+	l.String(&c.ReconcileAddr, "reconcile-addr", "RS_RECONCILE_ADDR", "127.0.0.1:7104", "reconcile gRPC address")
+	l.String(&c.RepairAddr, "repair-addr", "RS_REPAIR_ADDR", "127.0.0.1:7105", "repair gRPC address")
+	err := l.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return Config{}, err
+	}
+	if err := errors.Join(err, c.validate()); err != nil {
+		return Config{}, fmt.Errorf("gateway config: %w", err)
+	}
+	return c, nil
+}
+
+// Validate rejects impossible settings, naming every one.
+func (c *Config) Validate() error {
+	if err := c.validate(); err != nil {
+		return fmt.Errorf("gateway config: %w", err)
+	}
+	return nil
+}
+
+func (c *Config) validate() error {
+	errs := []error{c.Server.Validate()}
+	if _, err := logging.New(io.Discard, "gateway", c.Server.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	for _, a := range []struct{ name, addr string }{
+		{"api-addr", c.APIAddr}, {"results-addr", c.ResultsAddr}, {"relay-addr", c.RelayAddr},
+		{"consumer-addr", c.ConsumerAddr}, {"reconcile-addr", c.ReconcileAddr}, {"repair-addr", c.RepairAddr},
+	} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
+		}
+	}
+	if c.OpenAPIFile == "" {
+		errs = append(errs, errors.New("openapi-file must not be empty"))
+	}
+	return errors.Join(errs...)
+}
+
+// backend is one gRPC service the gateway forwards to.
+type backend struct {
+	name string
+	conn *grpc.ClientConn
+}
+
+// Service is an assembled gateway, listening but not yet serving.
+type Service struct {
+	log      *slog.Logger
+	cfg      Config
+	srv      *server.Server
+	backends []backend
+	api      *http.Server
+	apiLis   net.Listener
+}
+
+// New validates cfg and assembles the gateway: it reads the OpenAPI
+// document, dials each backend once (lazily: a backend that is down fails
+// only its own routes, with 503), registers every service's handlers, and
+// binds the JSON API and the gRPC health listeners before it returns
+// (APIAddr, GRPCAddr and HTTPAddr report them, so ":0" works). The Service
+// must then be Run, which releases everything.
+func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	openapi, err := os.ReadFile(cfg.OpenAPIFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading OpenAPI document: %w", err)
+	}
+	s := &Service{log: log, cfg: cfg}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	mux := runtime.NewServeMux()
+	for _, b := range []struct {
+		name, addr string
+		register   func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error
+	}{
+		{"results", cfg.ResultsAddr, fitnessv1.RegisterResultServiceHandler},
+		{"relay", cfg.RelayAddr, fitnessv1.RegisterOutboxServiceHandler},
+		{"consumer", cfg.ConsumerAddr, fitnessv1.RegisterProjectionServiceHandler},
+		{"reconcile", cfg.ReconcileAddr, fitnessv1.RegisterReconcileServiceHandler},
+		{"repair", cfg.RepairAddr, fitnessv1.RegisterRepairServiceHandler},
+	} {
+		conn, err := grpc.NewClient(b.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return nil, fmt.Errorf("dialing %s at %s: %w", b.name, b.addr, err)
+		}
+		s.backends = append(s.backends, backend{name: b.name, conn: conn})
+		if err := b.register(ctx, mux, conn); err != nil {
+			return nil, fmt.Errorf("registering %s handlers: %w", b.name, err)
+		}
+	}
+	if s.srv, err = server.New(log, cfg.Server); err != nil {
+		return nil, err
+	}
+	root := http.NewServeMux()
+	root.Handle("/", mux)
+	root.HandleFunc("/openapiv2/", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openapi)
+	})
+	root.HandleFunc("/healthz", s.backendHealth)
+	s.api = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second}
+	var lc net.ListenConfig
+	if s.apiLis, err = lc.Listen(ctx, "tcp", cfg.APIAddr); err != nil {
+		return nil, fmt.Errorf("listening for the JSON API on %s: %w", cfg.APIAddr, err)
+	}
+	if err := s.srv.Listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// APIAddr is the bound JSON API address.
+func (s *Service) APIAddr() string { return s.apiLis.Addr().String() }
+
+// GRPCAddr is the bound gRPC (health) address.
+func (s *Service) GRPCAddr() string { return s.srv.GRPCAddr() }
+
+// HTTPAddr is the bound metrics and health address, or "" when disabled.
+func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
+
+// Run serves until ctx ends (nil after a clean shutdown) or the gateway
+// fails (its error), then closes the backend connections. Call it once.
+//
+// Worker "json-api" serves the JSON API and shuts it down within the
+// shutdown grace. One probe per backend, named results, relay, consumer,
+// reconcile and repair, passes while the backend reports SERVING; each is
+// Partial: a backend that is down fails only its own routes, so it shows on
+// dependency/<backend> and on /healthz, not on the gateway's own health.
+func (s *Service) Run(ctx context.Context) error {
+	defer s.close()
+	probes := make([]server.Probe, 0, len(s.backends))
+	for _, b := range s.backends {
+		probes = append(probes, server.Probe{Name: b.name, Partial: true, Check: b.check})
+	}
+	return s.srv.Run(ctx, []server.Worker{{Name: "json-api", Run: s.serveAPI}}, probes)
+}
+
+func (s *Service) serveAPI(ctx context.Context) error {
+	s.log.Info("JSON API listening", "addr", s.APIAddr(), "openapi", "/openapiv2/"+filepath.Base(s.cfg.OpenAPIFile))
+	errc := make(chan error, 1)
+	go func() { errc <- s.api.Serve(s.apiLis) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving the JSON API: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.Server.ShutdownGrace)
+	defer cancel()
+	if err := s.api.Shutdown(sctx); err != nil {
+		_ = s.api.Close()
+		return fmt.Errorf("shutting down the JSON API: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serving the JSON API: %w", err)
+	}
+	return nil
+}
+
+// check passes while the backend answers its health check with SERVING.
+func (b backend) check(ctx context.Context) error {
+	resp, err := healthpb.NewHealthClient(b.conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return fmt.Errorf("backend %s unreachable: %w", b.name, err)
+	}
+	if st := resp.GetStatus(); st != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("backend %s is %s", b.name, st)
+	}
+	return nil
+}
+
+// backendHealth answers 200 when every backend reports SERVING, 503
+// otherwise, with one line per backend in a fixed order.
+func (s *Service) backendHealth(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	code := http.StatusOK
+	var body strings.Builder
+	for _, b := range s.backends {
+		st := "SERVING"
+		resp, err := healthpb.NewHealthClient(b.conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		switch {
+		case err != nil:
+			st = "UNREACHABLE: " + err.Error()
+			code = http.StatusServiceUnavailable
+		case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
+			st = resp.GetStatus().String()
+			code = http.StatusServiceUnavailable
+		}
+		body.WriteString(b.name + " " + st + "\n")
+	}
+	if code != http.StatusOK {
+		s.log.Warn("backend unhealthy", "report", body.String())
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(body.String()))
+}
+
+func (s *Service) close() {
+	if s.apiLis != nil {
+		_ = s.apiLis.Close()
+	}
+	for _, b := range s.backends {
+		_ = b.conn.Close()
+	}
+}

@@ -1,0 +1,226 @@
+package gatewaysvc_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
+)
+
+// clearEnv hides every resultsync setting of the environment from the test.
+func clearEnv(t *testing.T) {
+	for _, e := range os.Environ() {
+		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "RS_") {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr []string
+	}{
+		{name: "production without tokens", args: []string{"--grpc-addr=127.0.0.1:0"}, wantErr: []string{"--auth-tokens"}},
+		{name: "every bad address at once",
+			args:    []string{"--profile=local", "--api-addr=x", "--relay-addr=y", "--repair-addr=", "--openapi-file="},
+			wantErr: []string{"api-addr", "relay-addr", "repair-addr", "openapi-file"}},
+		{name: "local profile", args: []string{"--profile=local"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			cfg, err := gatewaysvc.Load(tc.args)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Load = %v", err)
+				}
+				if err := cfg.Validate(); err != nil {
+					t.Errorf("Validate of a loaded config = %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load(%q) succeeded; want an error naming %q", tc.args, tc.wantErr)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not name %q:\n%v", want, err)
+				}
+			}
+		})
+	}
+}
+
+// results is a stand-in ResultService backend that echoes the caller's
+// authorization header in the result's unit.
+type results struct {
+	fitnessv1.UnimplementedResultServiceServer
+}
+
+func (results) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest) (*fitnessv1.GetResultResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	if len(md.Get("authorization")) == 0 {
+		return nil, status.Error(codes.Unauthenticated, "no token")
+	}
+	return &fitnessv1.GetResultResponse{Result: &fitnessv1.FitnessResult{DataId: req.GetDataId(), SchoolId: req.GetSchoolId(), Unit: md.Get("authorization")[0]}}, nil
+}
+
+// backend starts a gRPC backend with a health service; it stops with the test.
+func backend(t *testing.T) (string, *health.Server) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	fitnessv1.RegisterResultServiceServer(gs, results{})
+	go func() { _ = gs.Serve(lis) }()
+	t.Cleanup(gs.Stop)
+	return lis.Addr().String(), hs
+}
+
+// deadAddr is a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+func get(t *testing.T, url string, header ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// The gateway main builds forwards each route to its backend; a backend
+// that is down fails only its own routes and shows on its own health name
+// and on /healthz, not on the gateway's health.
+func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
+	resultsAddr, resultsHealth := backend(t)
+	openapi, err := filepath.Abs("../../../gen/openapiv2/resultsync.swagger.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clearEnv(t)
+	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
+		"--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi,
+		"--results-addr=" + resultsAddr, "--relay-addr=" + deadAddr(t), "--consumer-addr=" + deadAddr(t),
+		"--reconcile-addr=" + deadAddr(t), "--repair-addr=" + deadAddr(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	svc, err := gatewaysvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	waitHealth := func(want map[string]healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			got := map[string]healthpb.HealthCheckResponse_ServingStatus{}
+			ok := true
+			for name, st := range want {
+				resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: name})
+				got[name] = resp.GetStatus()
+				ok = ok && err == nil && got[name] == st
+			}
+			if ok {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("health = %v; want %v", got, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	const (
+		serving    = healthpb.HealthCheckResponse_SERVING
+		notServing = healthpb.HealthCheckResponse_NOT_SERVING
+	)
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving,
+		"dependency/results": serving, "dependency/relay": notServing, "dependency/consumer": notServing,
+		"dependency/reconcile": notServing, "dependency/repair": notServing})
+
+	api := "http://" + svc.APIAddr()
+	if code, body := get(t, api+"/v1/schools/7/results/900001", "Authorization", "Bearer dev-viewer"); code != http.StatusOK ||
+		!strings.Contains(body, `"dataId":"900001"`) || !strings.Contains(body, "Bearer dev-viewer") {
+		t.Errorf("GET a result = %d %s; want 200 from the results backend, with the token forwarded", code, body)
+	}
+	if code, body := get(t, api+"/v1/outbox/stats"); code != http.StatusServiceUnavailable {
+		t.Errorf("GET a route of the down relay = %d %s; want 503", code, body)
+	}
+	if code, body := get(t, api+"/healthz"); code != http.StatusServiceUnavailable ||
+		!strings.Contains(body, "results SERVING\n") || !strings.Contains(body, "relay UNREACHABLE") {
+		t.Errorf("GET /healthz = %d %q; want 503 reporting each backend", code, body)
+	}
+	if code, body := get(t, api+"/openapiv2/"); code != http.StatusOK || !strings.Contains(body, `"swagger"`) {
+		t.Errorf("GET /openapiv2/ = %d; want the OpenAPI document", code)
+	}
+
+	resultsHealth.SetServingStatus("", notServing)
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving, "dependency/results": notServing})
+	resultsHealth.SetServingStatus("", serving)
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving, "dependency/results": serving})
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Run after the context ended = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+	if _, err := net.DialTimeout("tcp", svc.APIAddr(), time.Second); err == nil {
+		t.Error("the JSON API still accepts connections after Run returned")
+	}
+}

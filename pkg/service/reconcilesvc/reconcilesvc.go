@@ -1,0 +1,335 @@
+// Package reconcilesvc is the reconcile server as one component: Load reads
+// its configuration, New assembles it (shard and control database pools,
+// ClickHouse, the run executor, the authenticated ReconcileService) and Run
+// serves it under the supervisor of pkg/server, with a probe per dependency.
+// services/reconcile and the tests build the server through New.
+package reconcilesvc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+	"google.golang.org/grpc"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
+	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconcileapi"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+// Config is the reconcile server's configuration.
+type Config struct {
+	Server server.Config
+	// Shards is the shard map of the authoritative side, "id=dsn,..." (at
+	// least two). Secret.
+	Shards string
+	// ControlDSN locates the control database (runs, discrepancies). Secret.
+	ControlDSN string
+	// CHAddr and CHDatabase locate the ClickHouse projection.
+	CHAddr, CHDatabase string
+	// Runner tunes the runs.
+	Runner reconcile.RunnerConfig
+}
+
+// Load reads the configuration from args (without the program name) and the
+// environment, and validates it. Every missing, malformed or impossible
+// setting is reported in one error; no secret appears in it. --help returns
+// flag.ErrHelp after printing the usage.
+func Load(args []string) (Config, error) {
+	var c Config
+	l := config.NewLoader("reconcile")
+	c.Server.Flags(l, "RS_RECONCILE", "127.0.0.1:7104", "127.0.0.1:7204")
+	d := reconcile.DefaultRunnerConfig()
+	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,... (the authoritative side)", true)
+	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN (runs, discrepancies)", true)
+	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
+	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
+	l.Int(&c.Runner.Buckets, "buckets", "RS_RECONCILE_BUCKETS", d.Buckets, "buckets per comparison")
+	l.Duration(&c.Runner.Grace, "grace", "RS_RECONCILE_GRACE", d.Grace, "wait before candidates are re-checked")
+	l.Duration(&c.Runner.CatchUpWait, "catch-up-wait", "RS_RECONCILE_CATCH_UP_WAIT", d.CatchUpWait, "wait when the campaign revision moved during a scan")
+	l.Int(&c.Runner.MaxBoundaryRetries, "max-boundary-retries", "RS_RECONCILE_MAX_BOUNDARY_RETRIES", d.MaxBoundaryRetries, "scans retried because the revision moved")
+	err := l.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return Config{}, err
+	}
+	// Missing settings are named by Parse; validate the rest alongside.
+	if err := errors.Join(err, c.validate()); err != nil {
+		return Config{}, fmt.Errorf("reconcile config: %w", err)
+	}
+	return c, nil
+}
+
+// Validate rejects missing and impossible settings, naming every one.
+func (c *Config) Validate() error {
+	var errs []error
+	for name, v := range map[string]string{"shards": c.Shards, "control-dsn": c.ControlDSN, "clickhouse-addr": c.CHAddr} {
+		if v == "" {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+	}
+	if err := errors.Join(append(errs, c.validate())...); err != nil {
+		return fmt.Errorf("reconcile config: %w", err)
+	}
+	return nil
+}
+
+// validate checks the settings that are present (Load reports the missing
+// ones through the loader).
+func (c *Config) validate() error {
+	errs := []error{c.Server.Validate()}
+	if _, err := logging.New(io.Discard, "reconcile", c.Server.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Shards != "" {
+		if m, err := shard.Parse(c.Shards); err != nil {
+			errs = append(errs, err)
+		} else if len(m.Shards) < 2 {
+			errs = append(errs, errors.New("the shard map needs at least two shards"))
+		}
+	}
+	if c.ControlDSN != "" {
+		if _, err := mysqldb.Config(c.ControlDSN); err != nil {
+			errs = append(errs, errors.New("control-dsn is not a valid DSN")) // the DSN's text is secret
+		}
+	}
+	if c.CHAddr != "" {
+		if _, _, err := net.SplitHostPort(c.CHAddr); err != nil {
+			errs = append(errs, fmt.Errorf("clickhouse-addr %q: %w", c.CHAddr, err))
+		}
+	}
+	if c.CHDatabase == "" {
+		errs = append(errs, errors.New("clickhouse-database must not be empty"))
+	}
+	if c.Runner.Buckets < 1 || c.Runner.Buckets > 1<<20 {
+		errs = append(errs, fmt.Errorf("buckets must be 1..1048576, got %d", c.Runner.Buckets))
+	}
+	if c.Runner.Grace < 0 {
+		errs = append(errs, fmt.Errorf("grace must not be negative, got %s", c.Runner.Grace))
+	}
+	if c.Runner.CatchUpWait < 0 {
+		errs = append(errs, fmt.Errorf("catch-up-wait must not be negative, got %s", c.Runner.CatchUpWait))
+	}
+	if c.Runner.MaxBoundaryRetries < 0 {
+		errs = append(errs, fmt.Errorf("max-boundary-retries must not be negative, got %d", c.Runner.MaxBoundaryRetries))
+	}
+	return errors.Join(errs...)
+}
+
+// errNotRecovered refuses new runs until the runs a restart interrupted are
+// marked FAILED: marking them later would fail the new runs too.
+var errNotRecovered = apierr.New(apierr.Unavailable,
+	"runs interrupted by the last restart are not yet marked FAILED (is the control database reachable?); retry later")
+
+// Service is an assembled reconcile server, listening but not yet serving.
+type Service struct {
+	log      *slog.Logger
+	grace    time.Duration
+	srv      *server.Server
+	api      *reconcileapi.Service
+	store    *reconcile.RunStore
+	shardIDs []string
+	shards   []*sql.DB
+	control  *sql.DB
+	ch       driver.Conn
+	// stopRuns ends the context of the background runs (reconcileapi runs
+	// them under a context given at construction, not a request's).
+	stopRuns context.CancelFunc
+	// recovered is set once the interrupted runs are marked FAILED; until
+	// then StartReconciliationRun answers UNAVAILABLE and the control probe
+	// fails.
+	recovered atomic.Bool
+}
+
+// New validates cfg and assembles the server. Every database is opened
+// lazily, so a dependency that is down does not stop the start: it shows on
+// its health name and the calls that need it fail with UNAVAILABLE until it
+// returns. New also tries once to mark FAILED the runs a restart left
+// unfinished (the run executor keeps trying if the control database does
+// not answer). The listeners are bound when New returns (GRPCAddr and
+// HTTPAddr report them, so ":0" works). The Service must then be Run, which
+// releases everything.
+func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := shard.Parse(cfg.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("reconcile config: %w", err)
+	}
+	s := &Service{log: log, grace: cfg.Server.ShutdownGrace}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	for _, sh := range m.Shards {
+		db, err := mysqldb.OpenLazy(sh.DSN, mysqldb.Options{MaxOpen: 8})
+		if err != nil {
+			return nil, fmt.Errorf("shard %s: %w", sh.ID, err)
+		}
+		s.shards = append(s.shards, db)
+		s.shardIDs = append(s.shardIDs, sh.ID)
+	}
+	if s.control, err = mysqldb.OpenLazy(cfg.ControlDSN, mysqldb.Options{MaxOpen: 8}); err != nil {
+		return nil, fmt.Errorf("control database: %w", err)
+	}
+	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, DialTimeout: 5 * time.Second}); err != nil {
+		return nil, err
+	}
+	s.store = reconcile.NewRunStore(s.control)
+	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	s.failInterrupted(rctx)
+	rcancel()
+
+	s.srv, err = server.New(log, cfg.Server, server.WithAuth(auth.ReconcilePolicy), server.WithUnaryInterceptor(s.refuseUntilRecovered))
+	if err != nil {
+		return nil, err
+	}
+	src := reconcile.MySQLSource{Shards: s.shards}
+	runner := reconcile.NewRunner(log, cfg.Runner, src, src, reconcile.ClickHouseTarget{Conn: s.ch}, s.store, s.srv.Registry())
+	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopRuns = stopRuns
+	s.api = reconcileapi.New(runs, s.store, runner, src)
+	fitnessv1.RegisterReconcileServiceServer(s.srv.GRPC(), s.api)
+	if err := s.srv.Listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// GRPCAddr is the bound gRPC address.
+func (s *Service) GRPCAddr() string { return s.srv.GRPCAddr() }
+
+// HTTPAddr is the bound metrics and health address, or "" when disabled.
+func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
+
+// Run serves until ctx ends (nil after a clean shutdown) or the server fails
+// (its error), then closes every pool. Call it once.
+//
+// Probes: "control" and "clickhouse" (required: without either no run can
+// be started or compared; "control" also fails until the interrupted runs
+// are marked FAILED) and one per shard, named by its id (Partial: a run
+// whose campaign needs a down shard fails with the reason).
+//
+// Worker "run-executor" owns the background runs: it marks the interrupted
+// runs FAILED if New could not, and when shutdown begins cancels the runs
+// still going (each is recorded FAILED with the reason). Once the gRPC
+// server stopped (no run can start any more) Run waits for them, at most the
+// shutdown grace.
+func (s *Service) Run(ctx context.Context) error {
+	defer s.close()
+	err := s.srv.Run(ctx, []server.Worker{{Name: "run-executor", Run: s.runExecutor}}, s.probes())
+	s.stopRuns()
+	done := make(chan struct{})
+	go func() {
+		s.api.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(s.grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.log.Warn("reconciliation runs did not stop within the shutdown grace; exiting without them", "grace", s.grace)
+	}
+	return err
+}
+
+func (s *Service) probes() []server.Probe {
+	probes := []server.Probe{
+		{Name: "control", Check: func(ctx context.Context) error {
+			if err := s.control.PingContext(ctx); err != nil {
+				return fmt.Errorf("control database: %w", err)
+			}
+			if !s.recovered.Load() {
+				return errNotRecovered
+			}
+			return nil
+		}},
+		{Name: "clickhouse", Check: func(ctx context.Context) error {
+			if err := s.ch.Ping(ctx); err != nil {
+				return fmt.Errorf("ClickHouse: %w", err)
+			}
+			return nil
+		}},
+	}
+	for i, db := range s.shards {
+		id := s.shardIDs[i]
+		probes = append(probes, server.Probe{Name: id, Partial: true, Check: func(ctx context.Context) error {
+			if err := db.PingContext(ctx); err != nil {
+				return fmt.Errorf("shard %s: %w", id, err)
+			}
+			return nil
+		}})
+	}
+	return probes
+}
+
+// runExecutor is the worker that owns the lifetime of the background runs.
+func (s *Service) runExecutor(ctx context.Context) error {
+	defer s.stopRuns()
+	for delay := time.Second; !s.recovered.Load(); delay = min(2*delay, 15*time.Second) {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		s.failInterrupted(ctx)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// failInterrupted marks FAILED the runs a restart left unfinished (runs are
+// not resumed) and records that it did.
+func (s *Service) failInterrupted(ctx context.Context) {
+	n, err := s.store.FailInterrupted(ctx)
+	if err != nil {
+		s.log.Warn("could not mark the runs interrupted by the last restart FAILED; new runs are refused until it succeeds", "err", err)
+		return
+	}
+	if n > 0 {
+		s.log.Warn("runs interrupted by the last restart marked FAILED", "runs", n)
+	}
+	s.recovered.Store(true)
+}
+
+// refuseUntilRecovered answers StartReconciliationRun with UNAVAILABLE until
+// the interrupted runs are marked FAILED.
+func (s *Service) refuseUntilRecovered(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if info.FullMethod == fitnessv1.ReconcileService_StartReconciliationRun_FullMethodName && !s.recovered.Load() {
+		return nil, apierr.Status(errNotRecovered)
+	}
+	return h(ctx, req)
+}
+
+func (s *Service) close() {
+	if s.stopRuns != nil {
+		s.stopRuns()
+	}
+	for _, db := range s.shards {
+		_ = db.Close()
+	}
+	if s.control != nil {
+		_ = s.control.Close()
+	}
+	if s.ch != nil {
+		_ = s.ch.Close()
+	}
+}

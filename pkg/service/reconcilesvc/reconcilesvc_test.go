@@ -1,0 +1,356 @@
+package reconcilesvc_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+const (
+	serving    = healthpb.HealthCheckResponse_SERVING
+	notServing = healthpb.HealthCheckResponse_NOT_SERVING
+)
+
+// clearEnv hides every resultsync setting of the environment from the test.
+func clearEnv(t *testing.T) {
+	for _, e := range os.Environ() {
+		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "RS_") {
+			t.Setenv(k, "")
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	const pw = "Sup3rSecretPw"
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr []string
+	}{
+		{name: "production without settings names every missing one",
+			args: []string{"--grpc-addr=127.0.0.1:0"}, wantErr: []string{"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"}},
+		{name: "missing and invalid settings at once",
+			args: []string{"--control-dsn=u:" + pw + "@tcp(127.0.0.1:1)/c", "--clickhouse-addr=nonsense", "--buckets=0",
+				"--grace=-1s", "--max-boundary-retries=-1", "--shutdown-grace=0s"},
+			wantErr: []string{"--shards", "--auth-tokens", "clickhouse-addr", "buckets", "grace", "max-boundary-retries", "shutdown-grace"}},
+		{name: "an unparsable control DSN is refused without printing it",
+			args: []string{"--profile=local", "--control-dsn=" + pw + "@@nonsense"}, wantErr: []string{"control-dsn is not a valid DSN"}},
+		{name: "local profile applies the development stack", args: []string{"--profile=local"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clearEnv(t)
+			cfg, err := reconcilesvc.Load(tc.args)
+			if len(tc.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Load = %v", err)
+				}
+				if err := cfg.Validate(); err != nil {
+					t.Errorf("Validate of a loaded config = %v", err)
+				}
+				if cfg.Shards != config.DefaultShards || cfg.ControlDSN != config.DefaultControlDSN || cfg.CHAddr != config.DefaultClickHouseAddr {
+					t.Errorf("local profile did not apply the development stack: %+v", cfg.Runner)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load(%q) succeeded; want an error naming %q", tc.args, tc.wantErr)
+			}
+			for _, want := range tc.wantErr {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error does not name %q:\n%v", want, err)
+				}
+			}
+			if strings.Contains(err.Error(), pw) {
+				t.Errorf("error prints a secret:\n%v", err)
+			}
+		})
+	}
+}
+
+// env is a reconcile server's dependencies, each behind a proxy that can cut it.
+type env struct {
+	shards   []*infratest.MySQLDatabase
+	m        shard.Map
+	control  *infratest.MySQLDatabase
+	store    *reconcile.RunStore
+	shardPx  []*infratest.Proxy
+	ctlPx    *infratest.Proxy
+	chPx     *infratest.Proxy
+	chDBName string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	if infratest.ClickHouseIsInProcess() {
+		t.Skip("the ClickHouse faults need a server (RS_CH_ENGINE=server)")
+	}
+	e := &env{}
+	for _, id := range []string{"shard-0", "shard-1"} {
+		db := infratest.NewMySQLDatabase(t, schema.Shard)
+		e.shards = append(e.shards, db)
+		e.m.Shards = append(e.m.Shards, shard.Shard{ID: id, DSN: db.DSN})
+		e.shardPx = append(e.shardPx, infratest.NewProxy(t, addrOf(t, db.DSN)))
+	}
+	e.control = infratest.NewMySQLDatabase(t, schema.Control)
+	e.store = reconcile.NewRunStore(e.control.DB)
+	e.ctlPx = infratest.NewProxy(t, addrOf(t, e.control.DSN))
+	ch := infratest.NewClickHouseDatabase(t, true)
+	e.chDBName = ch.Name
+	e.chPx = infratest.NewProxy(t, infratest.ClickHouseAddr())
+	return e
+}
+
+func addrOf(t *testing.T, dsn string) string {
+	t.Helper()
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Addr
+}
+
+// via returns dsn with its address replaced by addr.
+func via(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	c, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Addr = addr
+	c.Timeout = 500 * time.Millisecond
+	return c.FormatDSN()
+}
+
+// interruptedRun stores a run left RUNNING, as by a crash.
+func (e *env) interruptedRun(t *testing.T) reconcile.Run {
+	t.Helper()
+	r, err := e.store.Create(context.Background(), reconcile.Scope{DetectID: 10001}, reconcile.Depth(fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS), 0, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.State = reconcile.StateRunning
+	if err := e.store.Update(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// record writes a record on the shard that owns it (the projection never
+// receives it).
+func (e *env) record(t *testing.T, dataID int64) {
+	t.Helper()
+	if _, err := e.shards[e.m.Owner(dataID)].DB.Exec(`INSERT INTO fitness_result
+		(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
+		VALUES (?, 10001, 4, 3, 7, 5, 2.21, 'm', 1, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, dataID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type running struct {
+	svc  *reconcilesvc.Service
+	conn *grpc.ClientConn
+	hc   healthpb.HealthClient
+	rc   fitnessv1.ReconcileServiceClient
+	stop func() (time.Duration, error)
+}
+
+// start builds the server as main does (Load, New, Run), on loopback ports.
+func (e *env) start(t *testing.T) *running {
+	t.Helper()
+	var shards []string
+	for i, s := range e.m.Shards {
+		shards = append(shards, s.ID+"="+via(t, s.DSN, e.shardPx[i].Addr()))
+	}
+	clearEnv(t)
+	cfg, err := reconcilesvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
+		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","),
+		"--control-dsn=" + via(t, e.control.DSN, e.ctlPx.Addr()),
+		"--clickhouse-addr=" + e.chPx.Addr(), "--clickhouse-database=" + e.chDBName,
+		"--grace=10ms", "--catch-up-wait=10ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	svc, err := reconcilesvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stopped bool
+	stop := func() (time.Duration, error) {
+		stopped = true
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-done:
+			return time.Since(start), err
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return after the context ended")
+			return 0, nil
+		}
+	}
+	t.Cleanup(func() {
+		conn.Close()
+		if !stopped {
+			_, _ = stop()
+		}
+	})
+	return &running{svc: svc, conn: conn, hc: healthpb.NewHealthClient(conn), rc: fitnessv1.NewReconcileServiceClient(conn), stop: stop}
+}
+
+func (r *running) waitHealth(t *testing.T, want map[string]healthpb.HealthCheckResponse_ServingStatus) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got := map[string]healthpb.HealthCheckResponse_ServingStatus{}
+		ok := true
+		for svc, st := range want {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			resp, err := r.hc.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
+			cancel()
+			got[svc] = resp.GetStatus()
+			if err != nil {
+				got[svc] = healthpb.HealthCheckResponse_UNKNOWN
+			}
+			ok = ok && got[svc] == st
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health = %v; want %v", got, want)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func operator() context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer dev-operator")
+}
+
+func startRun(rc fitnessv1.ReconcileServiceClient) (*fitnessv1.ReconciliationRun, error) {
+	resp, err := rc.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
+		Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_VERSIONS})
+	return resp.GetRun(), err
+}
+
+func waitRun(t *testing.T, rc fitnessv1.ReconcileServiceClient, id string) *fitnessv1.ReconciliationRun {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := rc.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := resp.GetRun().GetState(); st == fitnessv1.RunState_RUN_STATE_SUCCEEDED || st == fitnessv1.RunState_RUN_STATE_FAILED {
+			return resp.GetRun()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s still %v", id, resp.GetRun().GetState())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The server main builds marks the runs a restart interrupted FAILED,
+// executes runs, and its health follows each dependency: ClickHouse and the
+// control database are required, a shard shows on its own name only.
+func TestRunsAndHealthFollowTheDependencies(t *testing.T) {
+	e := newEnv(t)
+	stale := e.interruptedRun(t)
+	e.record(t, 800001)
+	r := e.start(t)
+	if got, err := e.store.Get(context.Background(), stale.ID); err != nil || got.State != reconcile.StateFailed {
+		t.Errorf("interrupted run after New = %+v, %v; want FAILED", got, err)
+	}
+	all := map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving, "dependency/control": serving,
+		"dependency/clickhouse": serving, "dependency/shard-0": serving, "dependency/shard-1": serving}
+	r.waitHealth(t, all)
+
+	run, err := startRun(r.rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitRun(t, r.rc, run.GetRunId()); got.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED || got.GetDiscrepancyCount() != 1 {
+		t.Errorf("run = %v with %d discrepancies (%s); want SUCCEEDED with the one record missing in the target",
+			got.GetState(), got.GetDiscrepancyCount(), got.GetErrorMessage())
+	}
+
+	e.chPx.Down()
+	r.waitHealth(t, map[string]healthpb.HealthCheckResponse_ServingStatus{"": notServing, "dependency/clickhouse": notServing,
+		"dependency/control": serving, "dependency/shard-0": serving})
+	e.chPx.Up()
+	r.waitHealth(t, all)
+
+	e.shardPx[1].Down()
+	r.waitHealth(t, map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving, "dependency/shard-1": notServing, "dependency/shard-0": serving})
+	e.shardPx[1].Up()
+	r.waitHealth(t, all)
+
+	e.ctlPx.Down()
+	r.waitHealth(t, map[string]healthpb.HealthCheckResponse_ServingStatus{"": notServing, "dependency/control": notServing})
+	e.ctlPx.Up()
+	r.waitHealth(t, all)
+
+	if took, err := r.stop(); err != nil || took > 5*time.Second {
+		t.Errorf("Run after the context ended = %v after %s; want nil within the grace", err, took)
+	}
+}
+
+// While the runs a restart interrupted cannot be marked FAILED (the control
+// database is down at start-up), new runs are refused with UNAVAILABLE and
+// health says so; once the database returns, the executor marks them and
+// runs start again.
+func TestNewRunsWaitForTheInterruptedOnes(t *testing.T) {
+	e := newEnv(t)
+	stale := e.interruptedRun(t)
+	e.ctlPx.Down()
+	r := e.start(t)
+	r.waitHealth(t, map[string]healthpb.HealthCheckResponse_ServingStatus{"": notServing, "dependency/control": notServing,
+		"dependency/clickhouse": serving})
+	if _, err := startRun(r.rc); status.Code(err) != codes.Unavailable {
+		t.Errorf("StartReconciliationRun before the interrupted runs were marked = %v; want UNAVAILABLE", err)
+	}
+
+	e.ctlPx.Up()
+	r.waitHealth(t, map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving, "dependency/control": serving})
+	if got, err := e.store.Get(context.Background(), stale.ID); err != nil || got.State != reconcile.StateFailed {
+		t.Errorf("interrupted run after the control database returned = %+v, %v; want FAILED", got, err)
+	}
+	e.record(t, 800002)
+	run, err := startRun(r.rc)
+	if err != nil {
+		t.Fatalf("StartReconciliationRun after recovery = %v", err)
+	}
+	if got := waitRun(t, r.rc, run.GetRunId()); got.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
+		t.Errorf("run = %v (%s); want SUCCEEDED", got.GetState(), got.GetErrorMessage())
+	}
+}

@@ -1,0 +1,176 @@
+// Package relaysvc is the relay server as one component: Load reads its
+// configuration, New assembles it (shard pools, outbox repositories, control
+// database, Pulsar clients, publisher, relay loop, outbox gauges, SENT purge,
+// OutboxService, gRPC server) and Run serves it until its context ends or a
+// worker fails for good. services/relay, end-to-end tests and outage tests
+// all build the relay through New.
+//
+// Health tells the truth: "dependency/<shard>" per shard (partial: the relay
+// keeps draining the others), "dependency/shards" (no shard answers: the
+// server is NOT_SERVING), "dependency/control" (partial: only replays need
+// it) and "dependency/pulsar" (the broker: NOT_SERVING while it is
+// unreachable). Each recovers by itself within a probe interval of the
+// dependency's return.
+package relaysvc
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+// Config is the relay server's configuration.
+type Config struct {
+	Server server.Config
+	// Shards is the shard map "id=dsn,id=dsn" (at least two). Secret.
+	Shards string
+	// ControlDSN is the control database (audit log of replays). Secret.
+	ControlDSN string
+	// PulsarURL is the broker, pulsar:// or pulsar+ssl://.
+	PulsarURL string
+	// Topic carries the FitnessResultChanged events.
+	Topic string
+	// PulsarOperationTimeout bounds the client's producer creation and
+	// lookups; nothing waits on it longer than its own context.
+	PulsarOperationTimeout time.Duration
+	// Relay tunes the relay loop. A zero Relay.StopTimeout becomes a third
+	// of the shutdown grace, so an in-flight batch never holds the process
+	// past it.
+	Relay relay.Config
+	// Retention of SENT rows before they are purged, and the purge cadence.
+	Retention     time.Duration
+	PurgeInterval time.Duration
+	PurgeBatch    int
+	// StatsInterval is the refresh cadence of the outbox gauges.
+	StatsInterval time.Duration
+	// ProbeInterval is how often each dependency's health is checked (each
+	// check is bounded by it too); it also caps the producer's reconnection
+	// delay, so publishing resumes as soon as health can show the broker
+	// back.
+	ProbeInterval time.Duration
+	// MaxConnsPerShard bounds each shard's connection pool.
+	MaxConnsPerShard int
+}
+
+// Load reads the configuration from args and the environment and validates
+// it, reporting every missing or invalid setting at once. --help returns
+// flag.ErrHelp after printing the usage.
+func Load(args []string) (Config, error) {
+	var c Config
+	l := config.NewLoader("relay")
+	c.Server.Flags(l, "RS_RELAY", "127.0.0.1:7102", "127.0.0.1:7202")
+	d := relay.DefaultConfig()
+	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
+	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN (audit log)", true)
+	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL", false)
+	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events")
+	l.Duration(&c.PulsarOperationTimeout, "pulsar-operation-timeout", "RS_RELAY_PULSAR_OPERATION_TIMEOUT", 10*time.Second, "bound on the Pulsar client's producer creation and lookups")
+	l.Int(&c.Relay.BatchSize, "batch-size", "RS_RELAY_BATCH_SIZE", d.BatchSize, "rows per claim")
+	l.Duration(&c.Relay.Lease, "lease", "RS_RELAY_LEASE", d.Lease, "claim lease")
+	l.Duration(&c.Relay.PublishTimeout, "publish-timeout", "RS_RELAY_PUBLISH_TIMEOUT", d.PublishTimeout, "bound on one batch's publish (< lease)")
+	l.Duration(&c.Relay.PollInterval, "poll-interval", "RS_RELAY_POLL_INTERVAL", d.PollInterval, "idle poll interval")
+	l.Int(&c.Relay.MaxAttempts, "max-attempts", "RS_RELAY_MAX_ATTEMPTS", d.MaxAttempts, "failed publishes before an event is PARKED")
+	l.Duration(&c.Relay.Backoff.Base, "backoff-base", "RS_RELAY_BACKOFF_BASE", d.Backoff.Base, "first retry delay")
+	l.Duration(&c.Relay.Backoff.Max, "backoff-max", "RS_RELAY_BACKOFF_MAX", d.Backoff.Max, "longest retry delay")
+	l.Int(&c.Relay.FatalClaimFailures, "fatal-claim-failures", "RS_RELAY_FATAL_CLAIM_FAILURES", d.FatalClaimFailures,
+		"consecutive cycles every shard must refuse the relay (access denied, unknown database) before it exits (negative: never)")
+	l.Duration(&c.Retention, "sent-retention", "RS_RELAY_SENT_RETENTION", 72*time.Hour, "how long SENT rows are kept")
+	l.Duration(&c.PurgeInterval, "purge-interval", "RS_RELAY_PURGE_INTERVAL", 10*time.Minute, "how often SENT rows are purged")
+	l.Int(&c.PurgeBatch, "purge-batch", "RS_RELAY_PURGE_BATCH", 1000, "rows deleted per purge statement")
+	l.Duration(&c.StatsInterval, "stats-interval", "RS_RELAY_STATS_INTERVAL", 10*time.Second, "how often outbox gauges are refreshed")
+	l.Duration(&c.ProbeInterval, "probe-interval", "RS_RELAY_PROBE_INTERVAL", 2*time.Second, "how often the health of each shard, the control database and the broker is checked")
+	l.Int(&c.MaxConnsPerShard, "max-conns-per-shard", "RS_RELAY_MAX_CONNS", 8, "connection pool size per shard")
+	err := l.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return Config{}, err
+	}
+	// Settings the loader reported missing are not reported again.
+	if err := errors.Join(err, c.validate(true)); err != nil {
+		return Config{}, fmt.Errorf("relay config: %w", err)
+	}
+	return c, nil
+}
+
+// Validate rejects impossible settings, e.g. a publish timeout >= the lease,
+// naming every one.
+func (c Config) Validate() error {
+	if err := c.validate(false); err != nil {
+		return fmt.Errorf("relay config: %w", err)
+	}
+	return nil
+}
+
+// validate checks c; with loaded, empty required settings are skipped (the
+// loader named them already).
+func (c Config) validate(loaded bool) error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	add(c.Server.Validate())
+	add(c.Relay.Validate())
+	switch {
+	case c.Shards == "" && loaded:
+	case c.Shards == "":
+		add(errors.New("shards: required"))
+	default:
+		if m, err := shard.Parse(c.Shards); err != nil {
+			add(err)
+		} else {
+			if len(m.Shards) < 2 {
+				add(errors.New("the shard map needs at least two shards"))
+			}
+			for _, s := range m.Shards {
+				if _, err := mysqldb.Config(s.DSN); err != nil {
+					add(fmt.Errorf("shard %s: %w", s.ID, err))
+				}
+			}
+		}
+	}
+	switch {
+	case c.ControlDSN == "" && loaded:
+	case c.ControlDSN == "":
+		add(errors.New("control-dsn: required"))
+	default:
+		if _, err := mysqldb.Config(c.ControlDSN); err != nil {
+			add(fmt.Errorf("control-dsn: %w", err))
+		}
+	}
+	switch {
+	case c.PulsarURL == "" && loaded:
+	case !strings.HasPrefix(c.PulsarURL, "pulsar://") && !strings.HasPrefix(c.PulsarURL, "pulsar+ssl://"):
+		add(fmt.Errorf("pulsar-url %q: want pulsar:// or pulsar+ssl://", c.PulsarURL))
+	}
+	if c.Topic == "" {
+		add(errors.New("topic: required"))
+	}
+	if c.PulsarOperationTimeout <= 0 {
+		add(fmt.Errorf("pulsar-operation-timeout must be positive, got %s", c.PulsarOperationTimeout))
+	}
+	if c.Retention < time.Minute {
+		add(fmt.Errorf("sent-retention must be at least 1m, got %s", c.Retention))
+	}
+	if c.PurgeInterval <= 0 || c.PurgeBatch < 1 || c.StatsInterval <= 0 {
+		add(errors.New("purge-interval, purge-batch and stats-interval must be positive"))
+	}
+	if c.ProbeInterval < 10*time.Millisecond {
+		add(fmt.Errorf("probe-interval must be at least 10ms, got %s", c.ProbeInterval))
+	}
+	if c.MaxConnsPerShard < 1 {
+		add(fmt.Errorf("max-conns-per-shard must be positive, got %d", c.MaxConnsPerShard))
+	}
+	if st := c.Relay.StopTimeout; st > 0 && c.Server.ShutdownGrace > 0 && 2*st > c.Server.ShutdownGrace {
+		add(fmt.Errorf("the relay's stop timeout (%s) must fit twice in the shutdown grace (%s)", st, c.Server.ShutdownGrace))
+	}
+	return errors.Join(errs...)
+}

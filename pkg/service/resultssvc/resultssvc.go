@@ -1,0 +1,170 @@
+// Package resultssvc is the results server as one component: Load reads its
+// configuration, New assembles it (one connection pool per shard, the
+// authenticated ResultService, the shard probes) and Run serves it under the
+// supervisor of pkg/server. services/results, the end-to-end tests and the
+// write-path benchmark all build the server through New.
+package resultssvc
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/resultapi"
+	"github.com/resultsync/resultsync/pkg/resultstore"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/shard"
+)
+
+// Config is the results server's configuration.
+type Config struct {
+	Server server.Config
+	// Shards is the shard map, "id=dsn,id=dsn" (at least two). Secret: the
+	// DSNs carry passwords.
+	Shards string
+	// MaxConnsPerShard bounds each shard's connection pool.
+	MaxConnsPerShard int
+	// StoreOptions are passed to every shard's store. Not a flag: only the
+	// write-path benchmark sets them (SkipOutbox, to measure the outbox's
+	// cost); a server started by main always keeps the zero value.
+	StoreOptions resultstore.Options
+}
+
+// Load reads the configuration from args (without the program name) and the
+// environment, and validates it. Every missing, malformed or impossible
+// setting is reported in one error; no secret appears in it. --help returns
+// flag.ErrHelp after printing the usage.
+func Load(args []string) (Config, error) {
+	var c Config
+	l := config.NewLoader("results")
+	c.Server.Flags(l, "RS_RESULTS", "127.0.0.1:7101", "127.0.0.1:7201")
+	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
+	l.Int(&c.MaxConnsPerShard, "max-conns-per-shard", "RS_RESULTS_MAX_CONNS", 64, "connection pool size per shard")
+	err := l.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return Config{}, err
+	}
+	// Missing settings are named by Parse; validate the rest alongside.
+	if err := errors.Join(err, c.validate()); err != nil {
+		return Config{}, fmt.Errorf("results config: %w", err)
+	}
+	return c, nil
+}
+
+// Validate rejects missing and impossible settings, naming every one.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Shards == "" {
+		errs = append(errs, errors.New("shards is required"))
+	}
+	if err := errors.Join(append(errs, c.validate())...); err != nil {
+		return fmt.Errorf("results config: %w", err)
+	}
+	return nil
+}
+
+// validate checks the settings that are present (Load reports the missing
+// ones through the loader).
+func (c *Config) validate() error {
+	errs := []error{c.Server.Validate()}
+	if _, err := logging.New(io.Discard, "results", c.Server.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Shards != "" {
+		if m, err := shard.Parse(c.Shards); err != nil {
+			errs = append(errs, err)
+		} else if len(m.Shards) < 2 {
+			errs = append(errs, errors.New("the shard map needs at least two shards"))
+		}
+	}
+	if c.MaxConnsPerShard < 1 {
+		errs = append(errs, fmt.Errorf("max-conns-per-shard must be positive, got %d", c.MaxConnsPerShard))
+	}
+	return errors.Join(errs...)
+}
+
+// Service is an assembled results server, listening but not yet serving.
+type Service struct {
+	srv         *server.Server
+	stores      []*resultstore.Store
+	closeStores func()
+}
+
+// New validates cfg and assembles the server: one lazily connected pool per
+// shard (a shard that is down at start-up is logged and fails only its own
+// requests), the ResultService behind bearer-token authentication, and the
+// listeners, bound when New returns (GRPCAddr and HTTPAddr report them, so
+// ":0" works). The Service must then be Run, which releases everything.
+func New(ctx context.Context, log *slog.Logger, cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m, err := shard.Parse(cfg.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("results config: %w", err)
+	}
+	stores, closeStores, err := resultapi.OpenStores(ctx, log, m, cfg.MaxConnsPerShard, cfg.StoreOptions)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(log, cfg.Server, server.WithAuth(auth.ResultPolicy))
+	if err != nil {
+		closeStores()
+		return nil, err
+	}
+	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
+	if err := srv.Listen(); err != nil {
+		closeStores()
+		return nil, err
+	}
+	return &Service{srv: srv, stores: stores, closeStores: closeStores}, nil
+}
+
+// GRPCAddr is the bound gRPC address.
+func (s *Service) GRPCAddr() string { return s.srv.GRPCAddr() }
+
+// HTTPAddr is the bound metrics and health address, or "" when disabled.
+func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
+
+// Run serves until ctx ends (nil after a clean shutdown) or the server fails
+// (its error), with the shard probes; then it closes the shard pools. Call
+// it once.
+func (s *Service) Run(ctx context.Context) error {
+	defer s.closeStores()
+	return s.srv.Run(ctx, nil, shardProbes(s.stores))
+}
+
+// shardProbes report each shard on its own health name, dependency/<shard
+// id> (Partial: a down shard fails only the requests for records it owns),
+// and take the server's overall health down through the "shards" probe only
+// when no shard answers at all. The shards are pinged concurrently, so one
+// shard that hangs does not use up the others' time.
+func shardProbes(stores []*resultstore.Store) []server.Probe {
+	var probes []server.Probe
+	for _, st := range stores {
+		probes = append(probes, server.Probe{Name: st.ShardID(), Partial: true, Check: st.Ping})
+	}
+	probes = append(probes, server.Probe{Name: "shards", Check: func(ctx context.Context) error {
+		errc := make(chan error, len(stores))
+		for _, st := range stores {
+			go func() { errc <- st.Ping(ctx) }()
+		}
+		var errs []error
+		for range stores {
+			err := <-errc
+			if err == nil {
+				return nil // the others finish into the buffered channel
+			}
+			errs = append(errs, err)
+		}
+		return fmt.Errorf("no shard answers: %w", errors.Join(errs...))
+	}})
+	return probes
+}
