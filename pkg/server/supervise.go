@@ -178,7 +178,7 @@ func (h *healthState) set(name string, err error) {
 	h.mu.Lock()
 	prev, wasDown := h.down[name]
 	switch {
-	case err != nil && !wasDown:
+	case err != nil && (!wasDown || errors.Is(prev, errNotChecked)):
 		h.s.log.Warn("dependency unavailable; health NOT_SERVING until it recovers", "dependency", name, "err", err)
 		h.down[name] = err
 	case err != nil:
