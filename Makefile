@@ -89,6 +89,12 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 		$(GO) test $(GOTEST_FLAGS) $(SHARD_PKGS)
 	@echo "== ClickHouse-level packages again on ClickHouse 26 (chdb-core)"
 	$(LOCAL_ENV); RS_CH_ENGINE=chdb RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) $(CH_PKGS)
+	@echo "== outage tests, alone: the Pulsar broker is stopped and restarted"
+	$(MAKE) test-outage
+
+.PHONY: test-outage
+test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).
+	$(LOCAL_ENV); RS_OUTAGE_TESTS=1 RS_REQUIRE_INFRA=1 $(GO) test -race -count=1 -p 1 -timeout=15m -v ./test/outage/
 
 .PHONY: bench
 bench: ## Run every benchmark on MySQL 9.7 and on MariaDB 10.11 and print their figures side by side.
