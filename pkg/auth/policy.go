@@ -25,12 +25,24 @@ var (
 		"/fitness.v1.ReconcileService/WatchReconciliationRun": RoleViewer,
 		"/fitness.v1.ReconcileService/ListDiscrepancies":      RoleViewer,
 	}
+	// RepairPolicy: reads viewer; planning, creating, verifying and
+	// cancelling repairs operator; approvals and everything about rebuilds
+	// admin (pkg/repairapi checks again, and refuses self-approval).
 	RepairPolicy = Policy{
-		"/fitness.v1.RepairService/CreateRepair":  RoleOperator,
-		"/fitness.v1.RepairService/ApproveRepair": RoleAdmin,
-		"/fitness.v1.RepairService/GetRepair":     RoleViewer,
-		"/fitness.v1.RepairService/ListRepairs":   RoleViewer,
-		"/fitness.v1.RepairService/StartRebuild":  RoleAdmin,
-		"/fitness.v1.RepairService/GetRebuild":    RoleViewer,
+		"/fitness.v1.RepairService/CreateRepair":    RoleOperator,
+		"/fitness.v1.RepairService/PlanRepair":      RoleOperator,
+		"/fitness.v1.RepairService/ApproveRepair":   RoleAdmin,
+		"/fitness.v1.RepairService/GetRepair":       RoleViewer,
+		"/fitness.v1.RepairService/ListRepairs":     RoleViewer,
+		"/fitness.v1.RepairService/ListRepairItems": RoleViewer,
+		"/fitness.v1.RepairService/VerifyRepair":    RoleOperator,
+		"/fitness.v1.RepairService/WatchRepair":     RoleViewer,
+		"/fitness.v1.RepairService/CancelRepair":    RoleOperator,
+		"/fitness.v1.RepairService/StartRebuild":    RoleAdmin,
+		"/fitness.v1.RepairService/ApproveRebuild":  RoleAdmin,
+		"/fitness.v1.RepairService/GetRebuild":      RoleViewer,
+		"/fitness.v1.RepairService/ListRebuilds":    RoleViewer,
+		"/fitness.v1.RepairService/WatchRebuild":    RoleViewer,
+		"/fitness.v1.RepairService/CancelRebuild":   RoleAdmin,
 	}
 )

@@ -228,3 +228,27 @@ func (s *RunStore) Discrepancies(ctx context.Context, runID string, class Class,
 	}
 	return out, rows.Err()
 }
+
+// MarkResolved marks discrepancies resolved (a verified repair fixed them)
+// and returns how many changed. It is idempotent: ids already resolved, or
+// unknown, are left as they are.
+func (s *RunStore) MarkResolved(ctx context.Context, ids []string) (int64, error) {
+	var n int64
+	for i := 0; i < len(ids); i += 500 {
+		chunk := ids[i:min(i+500, len(ids))]
+		args := make([]any, len(chunk))
+		for j, id := range chunk {
+			args[j] = id
+		}
+		res, err := s.db.ExecContext(ctx, "UPDATE discrepancy SET resolved = 1 WHERE resolved = 0 AND discrepancy_id IN ("+inList(len(chunk))+")", args...)
+		if err != nil {
+			return n, fmt.Errorf("marking %d discrepancies resolved: %w", len(chunk), err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("marking %d discrepancies resolved: %w", len(chunk), err)
+		}
+		n += k
+	}
+	return n, nil
+}

@@ -22,7 +22,7 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// RepairState is the state of a repair.
+// RepairState is the state of a repair (and of a rebuild).
 type RepairState int32
 
 const (
@@ -38,6 +38,8 @@ const (
 	RepairState_REPAIR_STATE_VERIFIED RepairState = 4
 	// Failed or verification failed (see message).
 	RepairState_REPAIR_STATE_FAILED RepairState = 5
+	// Cancelled by an operator; items already applied stay applied.
+	RepairState_REPAIR_STATE_CANCELLED RepairState = 6
 )
 
 // Enum value maps for RepairState.
@@ -49,6 +51,7 @@ var (
 		3: "REPAIR_STATE_AWAITING_VERIFICATION",
 		4: "REPAIR_STATE_VERIFIED",
 		5: "REPAIR_STATE_FAILED",
+		6: "REPAIR_STATE_CANCELLED",
 	}
 	RepairState_value = map[string]int32{
 		"REPAIR_STATE_UNSPECIFIED":           0,
@@ -57,6 +60,7 @@ var (
 		"REPAIR_STATE_AWAITING_VERIFICATION": 3,
 		"REPAIR_STATE_VERIFIED":              4,
 		"REPAIR_STATE_FAILED":                5,
+		"REPAIR_STATE_CANCELLED":             6,
 	}
 )
 
@@ -148,6 +152,190 @@ func (RepairAction) EnumDescriptor() ([]byte, []int) {
 	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{1}
 }
 
+// RepairItemOutcome is what happened to one item of a repair.
+type RepairItemOutcome int32
+
+const (
+	// Not set.
+	RepairItemOutcome_REPAIR_ITEM_OUTCOME_UNSPECIFIED RepairItemOutcome = 0
+	// Not applied yet.
+	RepairItemOutcome_REPAIR_ITEM_OUTCOME_PENDING RepairItemOutcome = 1
+	// Applied with the version reconciliation saw.
+	RepairItemOutcome_REPAIR_ITEM_OUTCOME_APPLIED RepairItemOutcome = 2
+	// Applied, and the source had moved to a newer version meanwhile (the
+	// newer version wins).
+	RepairItemOutcome_REPAIR_ITEM_OUTCOME_SUPERSEDED_BY_NEWER_VERSION RepairItemOutcome = 3
+	// Could not be applied (see message).
+	RepairItemOutcome_REPAIR_ITEM_OUTCOME_FAILED RepairItemOutcome = 4
+)
+
+// Enum value maps for RepairItemOutcome.
+var (
+	RepairItemOutcome_name = map[int32]string{
+		0: "REPAIR_ITEM_OUTCOME_UNSPECIFIED",
+		1: "REPAIR_ITEM_OUTCOME_PENDING",
+		2: "REPAIR_ITEM_OUTCOME_APPLIED",
+		3: "REPAIR_ITEM_OUTCOME_SUPERSEDED_BY_NEWER_VERSION",
+		4: "REPAIR_ITEM_OUTCOME_FAILED",
+	}
+	RepairItemOutcome_value = map[string]int32{
+		"REPAIR_ITEM_OUTCOME_UNSPECIFIED":                 0,
+		"REPAIR_ITEM_OUTCOME_PENDING":                     1,
+		"REPAIR_ITEM_OUTCOME_APPLIED":                     2,
+		"REPAIR_ITEM_OUTCOME_SUPERSEDED_BY_NEWER_VERSION": 3,
+		"REPAIR_ITEM_OUTCOME_FAILED":                      4,
+	}
+)
+
+func (x RepairItemOutcome) Enum() *RepairItemOutcome {
+	p := new(RepairItemOutcome)
+	*p = x
+	return p
+}
+
+func (x RepairItemOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RepairItemOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_fitness_v1_repair_proto_enumTypes[2].Descriptor()
+}
+
+func (RepairItemOutcome) Type() protoreflect.EnumType {
+	return &file_fitness_v1_repair_proto_enumTypes[2]
+}
+
+func (x RepairItemOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RepairItemOutcome.Descriptor instead.
+func (RepairItemOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{2}
+}
+
+// VerificationResult is the result of comparing repaired keys again.
+type VerificationResult int32
+
+const (
+	// Not set.
+	VerificationResult_VERIFICATION_RESULT_UNSPECIFIED VerificationResult = 0
+	// Not verified yet.
+	VerificationResult_VERIFICATION_RESULT_PENDING VerificationResult = 1
+	// The comparison is clean.
+	VerificationResult_VERIFICATION_RESULT_PASSED VerificationResult = 2
+	// Still wrong when the verification deadline passed.
+	VerificationResult_VERIFICATION_RESULT_FAILED VerificationResult = 3
+)
+
+// Enum value maps for VerificationResult.
+var (
+	VerificationResult_name = map[int32]string{
+		0: "VERIFICATION_RESULT_UNSPECIFIED",
+		1: "VERIFICATION_RESULT_PENDING",
+		2: "VERIFICATION_RESULT_PASSED",
+		3: "VERIFICATION_RESULT_FAILED",
+	}
+	VerificationResult_value = map[string]int32{
+		"VERIFICATION_RESULT_UNSPECIFIED": 0,
+		"VERIFICATION_RESULT_PENDING":     1,
+		"VERIFICATION_RESULT_PASSED":      2,
+		"VERIFICATION_RESULT_FAILED":      3,
+	}
+)
+
+func (x VerificationResult) Enum() *VerificationResult {
+	p := new(VerificationResult)
+	*p = x
+	return p
+}
+
+func (x VerificationResult) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (VerificationResult) Descriptor() protoreflect.EnumDescriptor {
+	return file_fitness_v1_repair_proto_enumTypes[3].Descriptor()
+}
+
+func (VerificationResult) Type() protoreflect.EnumType {
+	return &file_fitness_v1_repair_proto_enumTypes[3]
+}
+
+func (x VerificationResult) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use VerificationResult.Descriptor instead.
+func (VerificationResult) EnumDescriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{3}
+}
+
+// RebuildPhase is how far a rebuild has come.
+type RebuildPhase int32
+
+const (
+	// Not started (or a phase this version does not know).
+	RebuildPhase_REBUILD_PHASE_UNSPECIFIED RebuildPhase = 0
+	// Building a clean projection of the scope from authoritative state.
+	RebuildPhase_REBUILD_PHASE_BUILDING RebuildPhase = 1
+	// Folding in the changes made while building.
+	RebuildPhase_REBUILD_PHASE_CATCHING_UP RebuildPhase = 2
+	// Comparing the clean projection with the authoritative state.
+	RebuildPhase_REBUILD_PHASE_VERIFYING RebuildPhase = 3
+	// Switching readers to the clean projection; no longer cancellable.
+	RebuildPhase_REBUILD_PHASE_SWITCHING RebuildPhase = 4
+	// Readers use the clean projection.
+	RebuildPhase_REBUILD_PHASE_SWITCHED RebuildPhase = 5
+)
+
+// Enum value maps for RebuildPhase.
+var (
+	RebuildPhase_name = map[int32]string{
+		0: "REBUILD_PHASE_UNSPECIFIED",
+		1: "REBUILD_PHASE_BUILDING",
+		2: "REBUILD_PHASE_CATCHING_UP",
+		3: "REBUILD_PHASE_VERIFYING",
+		4: "REBUILD_PHASE_SWITCHING",
+		5: "REBUILD_PHASE_SWITCHED",
+	}
+	RebuildPhase_value = map[string]int32{
+		"REBUILD_PHASE_UNSPECIFIED": 0,
+		"REBUILD_PHASE_BUILDING":    1,
+		"REBUILD_PHASE_CATCHING_UP": 2,
+		"REBUILD_PHASE_VERIFYING":   3,
+		"REBUILD_PHASE_SWITCHING":   4,
+		"REBUILD_PHASE_SWITCHED":    5,
+	}
+)
+
+func (x RebuildPhase) Enum() *RebuildPhase {
+	p := new(RebuildPhase)
+	*p = x
+	return p
+}
+
+func (x RebuildPhase) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RebuildPhase) Descriptor() protoreflect.EnumDescriptor {
+	return file_fitness_v1_repair_proto_enumTypes[4].Descriptor()
+}
+
+func (RebuildPhase) Type() protoreflect.EnumType {
+	return &file_fitness_v1_repair_proto_enumTypes[4]
+}
+
+func (x RebuildPhase) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RebuildPhase.Descriptor instead.
+func (RebuildPhase) EnumDescriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{4}
+}
+
 // Repair is one planned or executed repair.
 type Repair struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -155,7 +343,9 @@ type Repair struct {
 	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
 	// The reconciliation run whose discrepancies it repairs.
 	RunId string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// Discrepancies covered.
+	// Discrepancies covered: the first 1000 in plan order, in the responses of
+	// calls about one repair (left out by ListRepairs and WatchRepair);
+	// ListRepairItems lists every item.
 	DiscrepancyIds []string `protobuf:"bytes,3,rep,name=discrepancy_ids,json=discrepancyIds,proto3" json:"discrepancy_ids,omitempty"`
 	// Action taken.
 	Action RepairAction `protobuf:"varint,4,opt,name=action,proto3,enum=fitness.v1.RepairAction" json:"action,omitempty"`
@@ -172,9 +362,35 @@ type Repair struct {
 	// When it was created.
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When it reached a terminal state.
-	EndTime       *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// The idempotency key of the CreateRepair call that created it.
+	RequestId string `protobuf:"bytes,12,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Whether it waits for an admin's approval before executing (removals, rebuilds).
+	RequiresApproval bool `protobuf:"varint,13,opt,name=requires_approval,json=requiresApproval,proto3" json:"requires_approval,omitempty"`
+	// The approver's stated reason.
+	ApproveReason string `protobuf:"bytes,14,opt,name=approve_reason,json=approveReason,proto3" json:"approve_reason,omitempty"`
+	// Items (discrepancies) in the repair.
+	ItemsTotal int64 `protobuf:"varint,15,opt,name=items_total,json=itemsTotal,proto3" json:"items_total,omitempty"`
+	// Items applied (including those superseded by a newer source version).
+	ItemsDone int64 `protobuf:"varint,16,opt,name=items_done,json=itemsDone,proto3" json:"items_done,omitempty"`
+	// Items that could not be applied.
+	ItemsFailed int64 `protobuf:"varint,17,opt,name=items_failed,json=itemsFailed,proto3" json:"items_failed,omitempty"`
+	// Result of the follow-up comparison of the repaired keys.
+	Verification VerificationResult `protobuf:"varint,18,opt,name=verification,proto3,enum=fitness.v1.VerificationResult" json:"verification,omitempty"`
+	// When it last changed.
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// When it was approved.
+	ApproveTime *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=approve_time,json=approveTime,proto3" json:"approve_time,omitempty"`
+	// The scope of the reconciliation run.
+	Scope *ReconcileScope `protobuf:"bytes,21,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The rebuild a REBUILD repair runs.
+	RebuildId string `protobuf:"bytes,22,opt,name=rebuild_id,json=rebuildId,proto3" json:"rebuild_id,omitempty"`
+	// The transformation epoch of a REBUILD repair.
+	RebuildEpoch int32 `protobuf:"varint,23,opt,name=rebuild_epoch,json=rebuildEpoch,proto3" json:"rebuild_epoch,omitempty"`
+	// When an unfinished verification fails.
+	VerifyDeadline *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=verify_deadline,json=verifyDeadline,proto3" json:"verify_deadline,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Repair) Reset() {
@@ -284,6 +500,441 @@ func (x *Repair) GetEndTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Repair) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Repair) GetRequiresApproval() bool {
+	if x != nil {
+		return x.RequiresApproval
+	}
+	return false
+}
+
+func (x *Repair) GetApproveReason() string {
+	if x != nil {
+		return x.ApproveReason
+	}
+	return ""
+}
+
+func (x *Repair) GetItemsTotal() int64 {
+	if x != nil {
+		return x.ItemsTotal
+	}
+	return 0
+}
+
+func (x *Repair) GetItemsDone() int64 {
+	if x != nil {
+		return x.ItemsDone
+	}
+	return 0
+}
+
+func (x *Repair) GetItemsFailed() int64 {
+	if x != nil {
+		return x.ItemsFailed
+	}
+	return 0
+}
+
+func (x *Repair) GetVerification() VerificationResult {
+	if x != nil {
+		return x.Verification
+	}
+	return VerificationResult_VERIFICATION_RESULT_UNSPECIFIED
+}
+
+func (x *Repair) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *Repair) GetApproveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ApproveTime
+	}
+	return nil
+}
+
+func (x *Repair) GetScope() *ReconcileScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *Repair) GetRebuildId() string {
+	if x != nil {
+		return x.RebuildId
+	}
+	return ""
+}
+
+func (x *Repair) GetRebuildEpoch() int32 {
+	if x != nil {
+		return x.RebuildEpoch
+	}
+	return 0
+}
+
+func (x *Repair) GetVerifyDeadline() *timestamppb.Timestamp {
+	if x != nil {
+		return x.VerifyDeadline
+	}
+	return nil
+}
+
+// RecordOrigin is one stored projection version of a record: where it came from.
+type RecordOrigin struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Source version the row carries.
+	Version int64 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"`
+	// Transformation epoch that wrote it.
+	Epoch int32 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Event that delivered it.
+	EventId string `protobuf:"bytes,3,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// Shard named by that event.
+	ShardId string `protobuf:"bytes,4,opt,name=shard_id,json=shardId,proto3" json:"shard_id,omitempty"`
+	// When the projection ingested it.
+	IngestTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ingest_time,json=ingestTime,proto3" json:"ingest_time,omitempty"`
+	// Source commit time carried by the event.
+	SourceCommitTime *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=source_commit_time,json=sourceCommitTime,proto3" json:"source_commit_time,omitempty"`
+	// Whether the row is a tombstone.
+	IsDeleted bool `protobuf:"varint,7,opt,name=is_deleted,json=isDeleted,proto3" json:"is_deleted,omitempty"`
+	// The school the row names.
+	SchoolId int64 `protobuf:"varint,8,opt,name=school_id,json=schoolId,proto3" json:"school_id,omitempty"`
+	// The test item the row names.
+	ProjectId int64 `protobuf:"varint,9,opt,name=project_id,json=projectId,proto3" json:"project_id,omitempty"`
+	// The grade the row names.
+	Grade int32 `protobuf:"varint,10,opt,name=grade,proto3" json:"grade,omitempty"`
+	// The result (canonical decimal).
+	Result string `protobuf:"bytes,11,opt,name=result,proto3" json:"result,omitempty"`
+	// The unit of the result.
+	Unit          string `protobuf:"bytes,12,opt,name=unit,proto3" json:"unit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordOrigin) Reset() {
+	*x = RecordOrigin{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordOrigin) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordOrigin) ProtoMessage() {}
+
+func (x *RecordOrigin) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordOrigin.ProtoReflect.Descriptor instead.
+func (*RecordOrigin) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RecordOrigin) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *RecordOrigin) GetEpoch() int32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RecordOrigin) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *RecordOrigin) GetShardId() string {
+	if x != nil {
+		return x.ShardId
+	}
+	return ""
+}
+
+func (x *RecordOrigin) GetIngestTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.IngestTime
+	}
+	return nil
+}
+
+func (x *RecordOrigin) GetSourceCommitTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SourceCommitTime
+	}
+	return nil
+}
+
+func (x *RecordOrigin) GetIsDeleted() bool {
+	if x != nil {
+		return x.IsDeleted
+	}
+	return false
+}
+
+func (x *RecordOrigin) GetSchoolId() int64 {
+	if x != nil {
+		return x.SchoolId
+	}
+	return 0
+}
+
+func (x *RecordOrigin) GetProjectId() int64 {
+	if x != nil {
+		return x.ProjectId
+	}
+	return 0
+}
+
+func (x *RecordOrigin) GetGrade() int32 {
+	if x != nil {
+		return x.Grade
+	}
+	return 0
+}
+
+func (x *RecordOrigin) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *RecordOrigin) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+// RepairItem is one discrepancy of a repair and what was done about it.
+type RepairItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair.
+	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
+	// Position in the repair (plan order, from 1).
+	Seq int64 `protobuf:"varint,2,opt,name=seq,proto3" json:"seq,omitempty"`
+	// The discrepancy repaired.
+	DiscrepancyId string `protobuf:"bytes,3,opt,name=discrepancy_id,json=discrepancyId,proto3" json:"discrepancy_id,omitempty"`
+	// The record.
+	DataId int64 `protobuf:"varint,4,opt,name=data_id,json=dataId,proto3" json:"data_id,omitempty"`
+	// The campaign.
+	DetectId int64 `protobuf:"varint,5,opt,name=detect_id,json=detectId,proto3" json:"detect_id,omitempty"`
+	// The shard owning the record (as planned; after a replay, the shard that replayed it).
+	ShardId string `protobuf:"bytes,6,opt,name=shard_id,json=shardId,proto3" json:"shard_id,omitempty"`
+	// Classification of the discrepancy.
+	Class DiscrepancyClass `protobuf:"varint,7,opt,name=class,proto3,enum=fitness.v1.DiscrepancyClass" json:"class,omitempty"`
+	// How it is repaired.
+	Action RepairAction `protobuf:"varint,8,opt,name=action,proto3,enum=fitness.v1.RepairAction" json:"action,omitempty"`
+	// Source version reconciliation saw (0: the source lacked the record).
+	SourceVersion int64 `protobuf:"varint,9,opt,name=source_version,json=sourceVersion,proto3" json:"source_version,omitempty"`
+	// Target version reconciliation saw (0: the target lacked the record).
+	TargetVersion int64 `protobuf:"varint,10,opt,name=target_version,json=targetVersion,proto3" json:"target_version,omitempty"`
+	// Source version applied by the replay (0 when nothing was replayed).
+	AppliedVersion int64 `protobuf:"varint,11,opt,name=applied_version,json=appliedVersion,proto3" json:"applied_version,omitempty"`
+	// Event id of the replayed version.
+	EventId string `protobuf:"bytes,12,opt,name=event_id,json=eventId,proto3" json:"event_id,omitempty"`
+	// What happened.
+	Outcome RepairItemOutcome `protobuf:"varint,13,opt,name=outcome,proto3,enum=fitness.v1.RepairItemOutcome" json:"outcome,omitempty"`
+	// Result of the follow-up comparison of this key.
+	Verification VerificationResult `protobuf:"varint,14,opt,name=verification,proto3,enum=fitness.v1.VerificationResult" json:"verification,omitempty"`
+	// For removals: every stored projection version the removal deletes.
+	Origins []*RecordOrigin `protobuf:"bytes,15,rep,name=origins,proto3" json:"origins,omitempty"`
+	// Notes: errors, supersession, rows removed.
+	Message string `protobuf:"bytes,16,opt,name=message,proto3" json:"message,omitempty"`
+	// Projection rows removed (removals).
+	RowsRemoved int64 `protobuf:"varint,17,opt,name=rows_removed,json=rowsRemoved,proto3" json:"rows_removed,omitempty"`
+	// When it was applied.
+	ApplyTime     *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=apply_time,json=applyTime,proto3" json:"apply_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RepairItem) Reset() {
+	*x = RepairItem{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RepairItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RepairItem) ProtoMessage() {}
+
+func (x *RepairItem) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RepairItem.ProtoReflect.Descriptor instead.
+func (*RepairItem) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RepairItem) GetRepairId() string {
+	if x != nil {
+		return x.RepairId
+	}
+	return ""
+}
+
+func (x *RepairItem) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *RepairItem) GetDiscrepancyId() string {
+	if x != nil {
+		return x.DiscrepancyId
+	}
+	return ""
+}
+
+func (x *RepairItem) GetDataId() int64 {
+	if x != nil {
+		return x.DataId
+	}
+	return 0
+}
+
+func (x *RepairItem) GetDetectId() int64 {
+	if x != nil {
+		return x.DetectId
+	}
+	return 0
+}
+
+func (x *RepairItem) GetShardId() string {
+	if x != nil {
+		return x.ShardId
+	}
+	return ""
+}
+
+func (x *RepairItem) GetClass() DiscrepancyClass {
+	if x != nil {
+		return x.Class
+	}
+	return DiscrepancyClass_DISCREPANCY_CLASS_UNSPECIFIED
+}
+
+func (x *RepairItem) GetAction() RepairAction {
+	if x != nil {
+		return x.Action
+	}
+	return RepairAction_REPAIR_ACTION_UNSPECIFIED
+}
+
+func (x *RepairItem) GetSourceVersion() int64 {
+	if x != nil {
+		return x.SourceVersion
+	}
+	return 0
+}
+
+func (x *RepairItem) GetTargetVersion() int64 {
+	if x != nil {
+		return x.TargetVersion
+	}
+	return 0
+}
+
+func (x *RepairItem) GetAppliedVersion() int64 {
+	if x != nil {
+		return x.AppliedVersion
+	}
+	return 0
+}
+
+func (x *RepairItem) GetEventId() string {
+	if x != nil {
+		return x.EventId
+	}
+	return ""
+}
+
+func (x *RepairItem) GetOutcome() RepairItemOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return RepairItemOutcome_REPAIR_ITEM_OUTCOME_UNSPECIFIED
+}
+
+func (x *RepairItem) GetVerification() VerificationResult {
+	if x != nil {
+		return x.Verification
+	}
+	return VerificationResult_VERIFICATION_RESULT_UNSPECIFIED
+}
+
+func (x *RepairItem) GetOrigins() []*RecordOrigin {
+	if x != nil {
+		return x.Origins
+	}
+	return nil
+}
+
+func (x *RepairItem) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *RepairItem) GetRowsRemoved() int64 {
+	if x != nil {
+		return x.RowsRemoved
+	}
+	return 0
+}
+
+func (x *RepairItem) GetApplyTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ApplyTime
+	}
+	return nil
+}
+
 // Rebuild is a controlled rebuild of a campaign's projection.
 type Rebuild struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -293,21 +944,45 @@ type Rebuild struct {
 	Scope *ReconcileScope `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
 	// Transformation epoch the rebuilt rows carry.
 	Epoch int32 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
-	// Current state.
+	// Current state (AWAITING_APPROVAL, EXECUTING, VERIFIED, FAILED, CANCELLED).
 	State RepairState `protobuf:"varint,4,opt,name=state,proto3,enum=fitness.v1.RepairState" json:"state,omitempty"`
 	// Rows written to the clean projection.
 	RowsWritten int64 `protobuf:"varint,5,opt,name=rows_written,json=rowsWritten,proto3" json:"rows_written,omitempty"`
 	// Outcome and verification notes.
 	Message string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
 	// When it was created.
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// Who requested it.
+	CreatedBy string `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// Who approved it.
+	ApprovedBy string `protobuf:"bytes,9,opt,name=approved_by,json=approvedBy,proto3" json:"approved_by,omitempty"`
+	// Why (required on creation).
+	Reason string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The idempotency key of the call that created it.
+	RequestId string `protobuf:"bytes,11,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// Rows the rebuild expects to write (0 until known).
+	RowsTotal int64 `protobuf:"varint,12,opt,name=rows_total,json=rowsTotal,proto3" json:"rows_total,omitempty"`
+	// How far it has come.
+	Phase RebuildPhase `protobuf:"varint,13,opt,name=phase,proto3,enum=fitness.v1.RebuildPhase" json:"phase,omitempty"`
+	// Result of the rebuild's verification before readers were switched.
+	Verification VerificationResult `protobuf:"varint,14,opt,name=verification,proto3,enum=fitness.v1.VerificationResult" json:"verification,omitempty"`
+	// When it reached a terminal state.
+	EndTime *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// The approver's stated reason.
+	ApproveReason string `protobuf:"bytes,16,opt,name=approve_reason,json=approveReason,proto3" json:"approve_reason,omitempty"`
+	// When it was approved.
+	ApproveTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=approve_time,json=approveTime,proto3" json:"approve_time,omitempty"`
+	// When it last changed.
+	UpdateTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=update_time,json=updateTime,proto3" json:"update_time,omitempty"`
+	// The REBUILD repair that runs it; empty for a rebuild started directly.
+	RepairId      string `protobuf:"bytes,19,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Rebuild) Reset() {
 	*x = Rebuild{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[1]
+	mi := &file_fitness_v1_repair_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +994,7 @@ func (x *Rebuild) String() string {
 func (*Rebuild) ProtoMessage() {}
 
 func (x *Rebuild) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[1]
+	mi := &file_fitness_v1_repair_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +1007,7 @@ func (x *Rebuild) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rebuild.ProtoReflect.Descriptor instead.
 func (*Rebuild) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{1}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Rebuild) GetRebuildId() string {
@@ -384,22 +1059,325 @@ func (x *Rebuild) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Rebuild) GetCreatedBy() string {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return ""
+}
+
+func (x *Rebuild) GetApprovedBy() string {
+	if x != nil {
+		return x.ApprovedBy
+	}
+	return ""
+}
+
+func (x *Rebuild) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Rebuild) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *Rebuild) GetRowsTotal() int64 {
+	if x != nil {
+		return x.RowsTotal
+	}
+	return 0
+}
+
+func (x *Rebuild) GetPhase() RebuildPhase {
+	if x != nil {
+		return x.Phase
+	}
+	return RebuildPhase_REBUILD_PHASE_UNSPECIFIED
+}
+
+func (x *Rebuild) GetVerification() VerificationResult {
+	if x != nil {
+		return x.Verification
+	}
+	return VerificationResult_VERIFICATION_RESULT_UNSPECIFIED
+}
+
+func (x *Rebuild) GetEndTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndTime
+	}
+	return nil
+}
+
+func (x *Rebuild) GetApproveReason() string {
+	if x != nil {
+		return x.ApproveReason
+	}
+	return ""
+}
+
+func (x *Rebuild) GetApproveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ApproveTime
+	}
+	return nil
+}
+
+func (x *Rebuild) GetUpdateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdateTime
+	}
+	return nil
+}
+
+func (x *Rebuild) GetRepairId() string {
+	if x != nil {
+		return x.RepairId
+	}
+	return ""
+}
+
+// StateTransition is one recorded state change of a repair or rebuild.
+type StateTransition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// State before (UNSPECIFIED for the creation).
+	FromState RepairState `protobuf:"varint,1,opt,name=from_state,json=fromState,proto3,enum=fitness.v1.RepairState" json:"from_state,omitempty"`
+	// State after.
+	ToState RepairState `protobuf:"varint,2,opt,name=to_state,json=toState,proto3,enum=fitness.v1.RepairState" json:"to_state,omitempty"`
+	// Who or what caused it (a caller, or "executor").
+	Actor string `protobuf:"bytes,3,opt,name=actor,proto3" json:"actor,omitempty"`
+	// What happened.
+	Note string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	// When.
+	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StateTransition) Reset() {
+	*x = StateTransition{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StateTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StateTransition) ProtoMessage() {}
+
+func (x *StateTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StateTransition.ProtoReflect.Descriptor instead.
+func (*StateTransition) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *StateTransition) GetFromState() RepairState {
+	if x != nil {
+		return x.FromState
+	}
+	return RepairState_REPAIR_STATE_UNSPECIFIED
+}
+
+func (x *StateTransition) GetToState() RepairState {
+	if x != nil {
+		return x.ToState
+	}
+	return RepairState_REPAIR_STATE_UNSPECIFIED
+}
+
+func (x *StateTransition) GetActor() string {
+	if x != nil {
+		return x.Actor
+	}
+	return ""
+}
+
+func (x *StateTransition) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *StateTransition) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+// PlannedAction counts the items of one action in a plan.
+type PlannedAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The action.
+	Action RepairAction `protobuf:"varint,1,opt,name=action,proto3,enum=fitness.v1.RepairAction" json:"action,omitempty"`
+	// Items (discrepancies) it covers.
+	Items int64 `protobuf:"varint,2,opt,name=items,proto3" json:"items,omitempty"`
+	// Whether it waits for an admin's approval.
+	RequiresApproval bool `protobuf:"varint,3,opt,name=requires_approval,json=requiresApproval,proto3" json:"requires_approval,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *PlannedAction) Reset() {
+	*x = PlannedAction{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlannedAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlannedAction) ProtoMessage() {}
+
+func (x *PlannedAction) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlannedAction.ProtoReflect.Descriptor instead.
+func (*PlannedAction) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PlannedAction) GetAction() RepairAction {
+	if x != nil {
+		return x.Action
+	}
+	return RepairAction_REPAIR_ACTION_UNSPECIFIED
+}
+
+func (x *PlannedAction) GetItems() int64 {
+	if x != nil {
+		return x.Items
+	}
+	return 0
+}
+
+func (x *PlannedAction) GetRequiresApproval() bool {
+	if x != nil {
+		return x.RequiresApproval
+	}
+	return false
+}
+
+// PlannedShardAction counts the items of one action on one shard in a plan.
+type PlannedShardAction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard owning the records.
+	ShardId string `protobuf:"bytes,1,opt,name=shard_id,json=shardId,proto3" json:"shard_id,omitempty"`
+	// The action.
+	Action RepairAction `protobuf:"varint,2,opt,name=action,proto3,enum=fitness.v1.RepairAction" json:"action,omitempty"`
+	// Items of that action on that shard.
+	Items         int64 `protobuf:"varint,3,opt,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlannedShardAction) Reset() {
+	*x = PlannedShardAction{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlannedShardAction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlannedShardAction) ProtoMessage() {}
+
+func (x *PlannedShardAction) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlannedShardAction.ProtoReflect.Descriptor instead.
+func (*PlannedShardAction) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PlannedShardAction) GetShardId() string {
+	if x != nil {
+		return x.ShardId
+	}
+	return ""
+}
+
+func (x *PlannedShardAction) GetAction() RepairAction {
+	if x != nil {
+		return x.Action
+	}
+	return RepairAction_REPAIR_ACTION_UNSPECIFIED
+}
+
+func (x *PlannedShardAction) GetItems() int64 {
+	if x != nil {
+		return x.Items
+	}
+	return 0
+}
+
 // Request message for RepairService.CreateRepair.
 type CreateRepairRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The reconciliation run.
 	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// Discrepancies to repair; empty means every unresolved one of the run.
+	// Discrepancies to repair; empty means every unresolved one of the run that
+	// no active repair covers.
 	DiscrepancyIds []string `protobuf:"bytes,2,rep,name=discrepancy_ids,json=discrepancyIds,proto3" json:"discrepancy_ids,omitempty"`
 	// Why (required; audited).
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Idempotency key (required, at most 64 characters): the same request_id
+	// returns the same repairs; reused for a different request it is refused
+	// with FAILED_PRECONDITION.
+	RequestId string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	// The fixed transformation's epoch for the rebuild of CONTENT_MISMATCH
+	// discrepancies (required when the selection has any; must exceed the
+	// current epoch floor, see PlanRepairResponse.epoch_floor).
+	RebuildEpoch  int32 `protobuf:"varint,5,opt,name=rebuild_epoch,json=rebuildEpoch,proto3" json:"rebuild_epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateRepairRequest) Reset() {
 	*x = CreateRepairRequest{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[2]
+	mi := &file_fitness_v1_repair_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +1389,7 @@ func (x *CreateRepairRequest) String() string {
 func (*CreateRepairRequest) ProtoMessage() {}
 
 func (x *CreateRepairRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[2]
+	mi := &file_fitness_v1_repair_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +1402,7 @@ func (x *CreateRepairRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRepairRequest.ProtoReflect.Descriptor instead.
 func (*CreateRepairRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{2}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateRepairRequest) GetRunId() string {
@@ -448,6 +1426,20 @@ func (x *CreateRepairRequest) GetReason() string {
 	return ""
 }
 
+func (x *CreateRepairRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
+func (x *CreateRepairRequest) GetRebuildEpoch() int32 {
+	if x != nil {
+		return x.RebuildEpoch
+	}
+	return 0
+}
+
 // Response message for RepairService.CreateRepair.
 type CreateRepairResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -459,7 +1451,7 @@ type CreateRepairResponse struct {
 
 func (x *CreateRepairResponse) Reset() {
 	*x = CreateRepairResponse{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[3]
+	mi := &file_fitness_v1_repair_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -471,7 +1463,7 @@ func (x *CreateRepairResponse) String() string {
 func (*CreateRepairResponse) ProtoMessage() {}
 
 func (x *CreateRepairResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[3]
+	mi := &file_fitness_v1_repair_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -484,7 +1476,7 @@ func (x *CreateRepairResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRepairResponse.ProtoReflect.Descriptor instead.
 func (*CreateRepairResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{3}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateRepairResponse) GetRepairs() []*Repair {
@@ -494,12 +1486,204 @@ func (x *CreateRepairResponse) GetRepairs() []*Repair {
 	return nil
 }
 
+// Request message for RepairService.PlanRepair.
+type PlanRepairRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The reconciliation run.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// Discrepancies to plan for; empty means every unresolved one of the run
+	// that no active repair covers.
+	DiscrepancyIds []string `protobuf:"bytes,2,rep,name=discrepancy_ids,json=discrepancyIds,proto3" json:"discrepancy_ids,omitempty"`
+	// Optional: the epoch a rebuild would use, checked against the floor.
+	RebuildEpoch int32 `protobuf:"varint,3,opt,name=rebuild_epoch,json=rebuildEpoch,proto3" json:"rebuild_epoch,omitempty"`
+	// Maximum items returned (default 100, at most 1000); counts cover all.
+	MaxItems      int32 `protobuf:"varint,4,opt,name=max_items,json=maxItems,proto3" json:"max_items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRepairRequest) Reset() {
+	*x = PlanRepairRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRepairRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRepairRequest) ProtoMessage() {}
+
+func (x *PlanRepairRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRepairRequest.ProtoReflect.Descriptor instead.
+func (*PlanRepairRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *PlanRepairRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *PlanRepairRequest) GetDiscrepancyIds() []string {
+	if x != nil {
+		return x.DiscrepancyIds
+	}
+	return nil
+}
+
+func (x *PlanRepairRequest) GetRebuildEpoch() int32 {
+	if x != nil {
+		return x.RebuildEpoch
+	}
+	return 0
+}
+
+func (x *PlanRepairRequest) GetMaxItems() int32 {
+	if x != nil {
+		return x.MaxItems
+	}
+	return 0
+}
+
+// Response message for RepairService.PlanRepair.
+type PlanRepairResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The run planned for.
+	RunId string `protobuf:"bytes,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The run's scope (a rebuild would rebuild it).
+	Scope *ReconcileScope `protobuf:"bytes,2,opt,name=scope,proto3" json:"scope,omitempty"`
+	// Items per action.
+	Actions []*PlannedAction `protobuf:"bytes,3,rep,name=actions,proto3" json:"actions,omitempty"`
+	// Items per shard and action.
+	Shards []*PlannedShardAction `protobuf:"bytes,4,rep,name=shards,proto3" json:"shards,omitempty"`
+	// The planned items (up to max_items), with origins for removals.
+	Items []*RepairItem `protobuf:"bytes,5,rep,name=items,proto3" json:"items,omitempty"`
+	// Whether items were left out (see items_total).
+	ItemsTruncated bool `protobuf:"varint,6,opt,name=items_truncated,json=itemsTruncated,proto3" json:"items_truncated,omitempty"`
+	// Items in the plan.
+	ItemsTotal int64 `protobuf:"varint,7,opt,name=items_total,json=itemsTotal,proto3" json:"items_total,omitempty"`
+	// A rebuild epoch must be greater than this.
+	EpochFloor int32 `protobuf:"varint,8,opt,name=epoch_floor,json=epochFloor,proto3" json:"epoch_floor,omitempty"`
+	// Discrepancies of the run left out: resolved already, or in an active repair.
+	Skipped       int64 `protobuf:"varint,9,opt,name=skipped,proto3" json:"skipped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlanRepairResponse) Reset() {
+	*x = PlanRepairResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlanRepairResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlanRepairResponse) ProtoMessage() {}
+
+func (x *PlanRepairResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlanRepairResponse.ProtoReflect.Descriptor instead.
+func (*PlanRepairResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *PlanRepairResponse) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *PlanRepairResponse) GetScope() *ReconcileScope {
+	if x != nil {
+		return x.Scope
+	}
+	return nil
+}
+
+func (x *PlanRepairResponse) GetActions() []*PlannedAction {
+	if x != nil {
+		return x.Actions
+	}
+	return nil
+}
+
+func (x *PlanRepairResponse) GetShards() []*PlannedShardAction {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+func (x *PlanRepairResponse) GetItems() []*RepairItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *PlanRepairResponse) GetItemsTruncated() bool {
+	if x != nil {
+		return x.ItemsTruncated
+	}
+	return false
+}
+
+func (x *PlanRepairResponse) GetItemsTotal() int64 {
+	if x != nil {
+		return x.ItemsTotal
+	}
+	return 0
+}
+
+func (x *PlanRepairResponse) GetEpochFloor() int32 {
+	if x != nil {
+		return x.EpochFloor
+	}
+	return 0
+}
+
+func (x *PlanRepairResponse) GetSkipped() int64 {
+	if x != nil {
+		return x.Skipped
+	}
+	return 0
+}
+
 // Request message for RepairService.ApproveRepair.
 type ApproveRepairRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The repair.
 	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
-	// Why it is approved (audited).
+	// Why it is approved (required; audited).
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -507,7 +1691,7 @@ type ApproveRepairRequest struct {
 
 func (x *ApproveRepairRequest) Reset() {
 	*x = ApproveRepairRequest{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[4]
+	mi := &file_fitness_v1_repair_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +1703,7 @@ func (x *ApproveRepairRequest) String() string {
 func (*ApproveRepairRequest) ProtoMessage() {}
 
 func (x *ApproveRepairRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[4]
+	mi := &file_fitness_v1_repair_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +1716,7 @@ func (x *ApproveRepairRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRepairRequest.ProtoReflect.Descriptor instead.
 func (*ApproveRepairRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{4}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ApproveRepairRequest) GetRepairId() string {
@@ -560,7 +1744,7 @@ type ApproveRepairResponse struct {
 
 func (x *ApproveRepairResponse) Reset() {
 	*x = ApproveRepairResponse{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[5]
+	mi := &file_fitness_v1_repair_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +1756,7 @@ func (x *ApproveRepairResponse) String() string {
 func (*ApproveRepairResponse) ProtoMessage() {}
 
 func (x *ApproveRepairResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[5]
+	mi := &file_fitness_v1_repair_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +1769,7 @@ func (x *ApproveRepairResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApproveRepairResponse.ProtoReflect.Descriptor instead.
 func (*ApproveRepairResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{5}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ApproveRepairResponse) GetRepair() *Repair {
@@ -606,7 +1790,7 @@ type GetRepairRequest struct {
 
 func (x *GetRepairRequest) Reset() {
 	*x = GetRepairRequest{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[6]
+	mi := &file_fitness_v1_repair_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -618,7 +1802,7 @@ func (x *GetRepairRequest) String() string {
 func (*GetRepairRequest) ProtoMessage() {}
 
 func (x *GetRepairRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[6]
+	mi := &file_fitness_v1_repair_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -631,7 +1815,7 @@ func (x *GetRepairRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRepairRequest.ProtoReflect.Descriptor instead.
 func (*GetRepairRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{6}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetRepairRequest) GetRepairId() string {
@@ -645,14 +1829,16 @@ func (x *GetRepairRequest) GetRepairId() string {
 type GetRepairResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The repair.
-	Repair        *Repair `protobuf:"bytes,1,opt,name=repair,proto3" json:"repair,omitempty"`
+	Repair *Repair `protobuf:"bytes,1,opt,name=repair,proto3" json:"repair,omitempty"`
+	// Its state transitions, oldest first.
+	Transitions   []*StateTransition `protobuf:"bytes,2,rep,name=transitions,proto3" json:"transitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetRepairResponse) Reset() {
 	*x = GetRepairResponse{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[7]
+	mi := &file_fitness_v1_repair_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -664,7 +1850,7 @@ func (x *GetRepairResponse) String() string {
 func (*GetRepairResponse) ProtoMessage() {}
 
 func (x *GetRepairResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[7]
+	mi := &file_fitness_v1_repair_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -677,12 +1863,19 @@ func (x *GetRepairResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRepairResponse.ProtoReflect.Descriptor instead.
 func (*GetRepairResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{7}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetRepairResponse) GetRepair() *Repair {
 	if x != nil {
 		return x.Repair
+	}
+	return nil
+}
+
+func (x *GetRepairResponse) GetTransitions() []*StateTransition {
+	if x != nil {
+		return x.Transitions
 	}
 	return nil
 }
@@ -695,14 +1888,16 @@ type ListRepairsRequest struct {
 	// Maximum entries per page (default 50, at most 500).
 	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// Token from a previous response; empty for the first page.
-	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Optional: only repairs of this reconciliation run.
+	RunId         string `protobuf:"bytes,4,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListRepairsRequest) Reset() {
 	*x = ListRepairsRequest{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[8]
+	mi := &file_fitness_v1_repair_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +1909,7 @@ func (x *ListRepairsRequest) String() string {
 func (*ListRepairsRequest) ProtoMessage() {}
 
 func (x *ListRepairsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[8]
+	mi := &file_fitness_v1_repair_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +1922,7 @@ func (x *ListRepairsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepairsRequest.ProtoReflect.Descriptor instead.
 func (*ListRepairsRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{8}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListRepairsRequest) GetState() RepairState {
@@ -751,6 +1946,13 @@ func (x *ListRepairsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListRepairsRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
 // Response message for RepairService.ListRepairs.
 type ListRepairsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -764,7 +1966,7 @@ type ListRepairsResponse struct {
 
 func (x *ListRepairsResponse) Reset() {
 	*x = ListRepairsResponse{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[9]
+	mi := &file_fitness_v1_repair_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -776,7 +1978,7 @@ func (x *ListRepairsResponse) String() string {
 func (*ListRepairsResponse) ProtoMessage() {}
 
 func (x *ListRepairsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[9]
+	mi := &file_fitness_v1_repair_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -789,7 +1991,7 @@ func (x *ListRepairsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRepairsResponse.ProtoReflect.Descriptor instead.
 func (*ListRepairsResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{9}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListRepairsResponse) GetRepairs() []*Repair {
@@ -806,20 +2008,459 @@ func (x *ListRepairsResponse) GetNextPageToken() string {
 	return ""
 }
 
-// Request message for RepairService.StartRebuild.
-type StartRebuildRequest struct {
+// Request message for RepairService.ListRepairItems.
+type ListRepairItemsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The scope to rebuild (campaign required).
-	Scope *ReconcileScope `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// The repair (required).
+	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
+	// Maximum entries per page (default 100, at most 1000).
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Token from a previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRepairItemsRequest) Reset() {
+	*x = ListRepairItemsRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRepairItemsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRepairItemsRequest) ProtoMessage() {}
+
+func (x *ListRepairItemsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRepairItemsRequest.ProtoReflect.Descriptor instead.
+func (*ListRepairItemsRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListRepairItemsRequest) GetRepairId() string {
+	if x != nil {
+		return x.RepairId
+	}
+	return ""
+}
+
+func (x *ListRepairItemsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRepairItemsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response message for RepairService.ListRepairItems.
+type ListRepairItemsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Items in plan order.
+	Items []*RepairItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRepairItemsResponse) Reset() {
+	*x = ListRepairItemsResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRepairItemsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRepairItemsResponse) ProtoMessage() {}
+
+func (x *ListRepairItemsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRepairItemsResponse.ProtoReflect.Descriptor instead.
+func (*ListRepairItemsResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListRepairItemsResponse) GetItems() []*RepairItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListRepairItemsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// Request message for RepairService.VerifyRepair.
+type VerifyRepairRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair (AWAITING_VERIFICATION, or FAILED verification).
+	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
+	// Why it is verified now (optional; audited).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyRepairRequest) Reset() {
+	*x = VerifyRepairRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyRepairRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyRepairRequest) ProtoMessage() {}
+
+func (x *VerifyRepairRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyRepairRequest.ProtoReflect.Descriptor instead.
+func (*VerifyRepairRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *VerifyRepairRequest) GetRepairId() string {
+	if x != nil {
+		return x.RepairId
+	}
+	return ""
+}
+
+func (x *VerifyRepairRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Response message for RepairService.VerifyRepair.
+type VerifyRepairResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair after this verification.
+	Repair *Repair `protobuf:"bytes,1,opt,name=repair,proto3" json:"repair,omitempty"`
+	// Items whose keys compared clean.
+	ItemsPassed int64 `protobuf:"varint,2,opt,name=items_passed,json=itemsPassed,proto3" json:"items_passed,omitempty"`
+	// Items whose keys still differ.
+	ItemsMismatched int64 `protobuf:"varint,3,opt,name=items_mismatched,json=itemsMismatched,proto3" json:"items_mismatched,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *VerifyRepairResponse) Reset() {
+	*x = VerifyRepairResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyRepairResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyRepairResponse) ProtoMessage() {}
+
+func (x *VerifyRepairResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyRepairResponse.ProtoReflect.Descriptor instead.
+func (*VerifyRepairResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *VerifyRepairResponse) GetRepair() *Repair {
+	if x != nil {
+		return x.Repair
+	}
+	return nil
+}
+
+func (x *VerifyRepairResponse) GetItemsPassed() int64 {
+	if x != nil {
+		return x.ItemsPassed
+	}
+	return 0
+}
+
+func (x *VerifyRepairResponse) GetItemsMismatched() int64 {
+	if x != nil {
+		return x.ItemsMismatched
+	}
+	return 0
+}
+
+// Request message for RepairService.WatchRepair.
+type WatchRepairRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair.
+	RepairId      string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRepairRequest) Reset() {
+	*x = WatchRepairRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRepairRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRepairRequest) ProtoMessage() {}
+
+func (x *WatchRepairRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRepairRequest.ProtoReflect.Descriptor instead.
+func (*WatchRepairRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *WatchRepairRequest) GetRepairId() string {
+	if x != nil {
+		return x.RepairId
+	}
+	return ""
+}
+
+// Response message for RepairService.WatchRepair.
+type WatchRepairResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair as of this update.
+	Repair        *Repair `protobuf:"bytes,1,opt,name=repair,proto3" json:"repair,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRepairResponse) Reset() {
+	*x = WatchRepairResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRepairResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRepairResponse) ProtoMessage() {}
+
+func (x *WatchRepairResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRepairResponse.ProtoReflect.Descriptor instead.
+func (*WatchRepairResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *WatchRepairResponse) GetRepair() *Repair {
+	if x != nil {
+		return x.Repair
+	}
+	return nil
+}
+
+// Request message for RepairService.CancelRepair.
+type CancelRepairRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair.
+	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
 	// Why (required; audited).
 	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
+func (x *CancelRepairRequest) Reset() {
+	*x = CancelRepairRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRepairRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRepairRequest) ProtoMessage() {}
+
+func (x *CancelRepairRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRepairRequest.ProtoReflect.Descriptor instead.
+func (*CancelRepairRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *CancelRepairRequest) GetRepairId() string {
+	if x != nil {
+		return x.RepairId
+	}
+	return ""
+}
+
+func (x *CancelRepairRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Response message for RepairService.CancelRepair.
+type CancelRepairResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The repair after cancellation.
+	Repair        *Repair `protobuf:"bytes,1,opt,name=repair,proto3" json:"repair,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRepairResponse) Reset() {
+	*x = CancelRepairResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRepairResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRepairResponse) ProtoMessage() {}
+
+func (x *CancelRepairResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRepairResponse.ProtoReflect.Descriptor instead.
+func (*CancelRepairResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CancelRepairResponse) GetRepair() *Repair {
+	if x != nil {
+		return x.Repair
+	}
+	return nil
+}
+
+// Request message for RepairService.StartRebuild.
+type StartRebuildRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The scope to rebuild (campaign required).
+	Scope *ReconcileScope `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	// Why (required; audited).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The fixed transformation's epoch (1-65535): must be greater than the
+	// current epoch floor, so rebuilt rows outrank the defective ones of the
+	// same source version and a late message of the retired path loses.
+	Epoch int32 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// Idempotency key (required, at most 64 characters): the same request_id
+	// returns the same rebuild; reused for a different request it is refused
+	// with FAILED_PRECONDITION.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
 func (x *StartRebuildRequest) Reset() {
 	*x = StartRebuildRequest{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[10]
+	mi := &file_fitness_v1_repair_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +2472,7 @@ func (x *StartRebuildRequest) String() string {
 func (*StartRebuildRequest) ProtoMessage() {}
 
 func (x *StartRebuildRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[10]
+	mi := &file_fitness_v1_repair_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +2485,7 @@ func (x *StartRebuildRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRebuildRequest.ProtoReflect.Descriptor instead.
 func (*StartRebuildRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{10}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StartRebuildRequest) GetScope() *ReconcileScope {
@@ -861,6 +2502,20 @@ func (x *StartRebuildRequest) GetReason() string {
 	return ""
 }
 
+func (x *StartRebuildRequest) GetEpoch() int32 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *StartRebuildRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
+}
+
 // Response message for RepairService.StartRebuild.
 type StartRebuildResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -872,7 +2527,7 @@ type StartRebuildResponse struct {
 
 func (x *StartRebuildResponse) Reset() {
 	*x = StartRebuildResponse{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[11]
+	mi := &file_fitness_v1_repair_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -884,7 +2539,7 @@ func (x *StartRebuildResponse) String() string {
 func (*StartRebuildResponse) ProtoMessage() {}
 
 func (x *StartRebuildResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[11]
+	mi := &file_fitness_v1_repair_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -897,10 +2552,111 @@ func (x *StartRebuildResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartRebuildResponse.ProtoReflect.Descriptor instead.
 func (*StartRebuildResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{11}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StartRebuildResponse) GetRebuild() *Rebuild {
+	if x != nil {
+		return x.Rebuild
+	}
+	return nil
+}
+
+// Request message for RepairService.ApproveRebuild.
+type ApproveRebuildRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rebuild.
+	RebuildId string `protobuf:"bytes,1,opt,name=rebuild_id,json=rebuildId,proto3" json:"rebuild_id,omitempty"`
+	// Why it is approved (required; audited).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveRebuildRequest) Reset() {
+	*x = ApproveRebuildRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveRebuildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveRebuildRequest) ProtoMessage() {}
+
+func (x *ApproveRebuildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveRebuildRequest.ProtoReflect.Descriptor instead.
+func (*ApproveRebuildRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ApproveRebuildRequest) GetRebuildId() string {
+	if x != nil {
+		return x.RebuildId
+	}
+	return ""
+}
+
+func (x *ApproveRebuildRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Response message for RepairService.ApproveRebuild.
+type ApproveRebuildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rebuild after approval.
+	Rebuild       *Rebuild `protobuf:"bytes,1,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveRebuildResponse) Reset() {
+	*x = ApproveRebuildResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveRebuildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveRebuildResponse) ProtoMessage() {}
+
+func (x *ApproveRebuildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveRebuildResponse.ProtoReflect.Descriptor instead.
+func (*ApproveRebuildResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ApproveRebuildResponse) GetRebuild() *Rebuild {
 	if x != nil {
 		return x.Rebuild
 	}
@@ -918,7 +2674,7 @@ type GetRebuildRequest struct {
 
 func (x *GetRebuildRequest) Reset() {
 	*x = GetRebuildRequest{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[12]
+	mi := &file_fitness_v1_repair_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +2686,7 @@ func (x *GetRebuildRequest) String() string {
 func (*GetRebuildRequest) ProtoMessage() {}
 
 func (x *GetRebuildRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[12]
+	mi := &file_fitness_v1_repair_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +2699,7 @@ func (x *GetRebuildRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRebuildRequest.ProtoReflect.Descriptor instead.
 func (*GetRebuildRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{12}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetRebuildRequest) GetRebuildId() string {
@@ -957,14 +2713,16 @@ func (x *GetRebuildRequest) GetRebuildId() string {
 type GetRebuildResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The rebuild.
-	Rebuild       *Rebuild `protobuf:"bytes,1,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
+	Rebuild *Rebuild `protobuf:"bytes,1,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
+	// Its state and phase transitions, oldest first.
+	Transitions   []*StateTransition `protobuf:"bytes,2,rep,name=transitions,proto3" json:"transitions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetRebuildResponse) Reset() {
 	*x = GetRebuildResponse{}
-	mi := &file_fitness_v1_repair_proto_msgTypes[13]
+	mi := &file_fitness_v1_repair_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -976,7 +2734,7 @@ func (x *GetRebuildResponse) String() string {
 func (*GetRebuildResponse) ProtoMessage() {}
 
 func (x *GetRebuildResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_repair_proto_msgTypes[13]
+	mi := &file_fitness_v1_repair_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -989,10 +2747,338 @@ func (x *GetRebuildResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRebuildResponse.ProtoReflect.Descriptor instead.
 func (*GetRebuildResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{13}
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetRebuildResponse) GetRebuild() *Rebuild {
+	if x != nil {
+		return x.Rebuild
+	}
+	return nil
+}
+
+func (x *GetRebuildResponse) GetTransitions() []*StateTransition {
+	if x != nil {
+		return x.Transitions
+	}
+	return nil
+}
+
+// Request message for RepairService.ListRebuilds.
+type ListRebuildsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Optional: only rebuilds of this campaign.
+	DetectId int64 `protobuf:"varint,1,opt,name=detect_id,json=detectId,proto3" json:"detect_id,omitempty"`
+	// Only rebuilds in this state; UNSPECIFIED lists all.
+	State RepairState `protobuf:"varint,2,opt,name=state,proto3,enum=fitness.v1.RepairState" json:"state,omitempty"`
+	// Maximum entries per page (default 50, at most 500).
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Token from a previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRebuildsRequest) Reset() {
+	*x = ListRebuildsRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRebuildsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRebuildsRequest) ProtoMessage() {}
+
+func (x *ListRebuildsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRebuildsRequest.ProtoReflect.Descriptor instead.
+func (*ListRebuildsRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ListRebuildsRequest) GetDetectId() int64 {
+	if x != nil {
+		return x.DetectId
+	}
+	return 0
+}
+
+func (x *ListRebuildsRequest) GetState() RepairState {
+	if x != nil {
+		return x.State
+	}
+	return RepairState_REPAIR_STATE_UNSPECIFIED
+}
+
+func (x *ListRebuildsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRebuildsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response message for RepairService.ListRebuilds.
+type ListRebuildsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Rebuilds, newest first.
+	Rebuilds []*Rebuild `protobuf:"bytes,1,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRebuildsResponse) Reset() {
+	*x = ListRebuildsResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRebuildsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRebuildsResponse) ProtoMessage() {}
+
+func (x *ListRebuildsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRebuildsResponse.ProtoReflect.Descriptor instead.
+func (*ListRebuildsResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ListRebuildsResponse) GetRebuilds() []*Rebuild {
+	if x != nil {
+		return x.Rebuilds
+	}
+	return nil
+}
+
+func (x *ListRebuildsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// Request message for RepairService.WatchRebuild.
+type WatchRebuildRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rebuild.
+	RebuildId     string `protobuf:"bytes,1,opt,name=rebuild_id,json=rebuildId,proto3" json:"rebuild_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRebuildRequest) Reset() {
+	*x = WatchRebuildRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRebuildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRebuildRequest) ProtoMessage() {}
+
+func (x *WatchRebuildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRebuildRequest.ProtoReflect.Descriptor instead.
+func (*WatchRebuildRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *WatchRebuildRequest) GetRebuildId() string {
+	if x != nil {
+		return x.RebuildId
+	}
+	return ""
+}
+
+// Response message for RepairService.WatchRebuild.
+type WatchRebuildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rebuild as of this update.
+	Rebuild       *Rebuild `protobuf:"bytes,1,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRebuildResponse) Reset() {
+	*x = WatchRebuildResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRebuildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRebuildResponse) ProtoMessage() {}
+
+func (x *WatchRebuildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRebuildResponse.ProtoReflect.Descriptor instead.
+func (*WatchRebuildResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *WatchRebuildResponse) GetRebuild() *Rebuild {
+	if x != nil {
+		return x.Rebuild
+	}
+	return nil
+}
+
+// Request message for RepairService.CancelRebuild.
+type CancelRebuildRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rebuild.
+	RebuildId string `protobuf:"bytes,1,opt,name=rebuild_id,json=rebuildId,proto3" json:"rebuild_id,omitempty"`
+	// Why (required; audited).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRebuildRequest) Reset() {
+	*x = CancelRebuildRequest{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRebuildRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRebuildRequest) ProtoMessage() {}
+
+func (x *CancelRebuildRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRebuildRequest.ProtoReflect.Descriptor instead.
+func (*CancelRebuildRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *CancelRebuildRequest) GetRebuildId() string {
+	if x != nil {
+		return x.RebuildId
+	}
+	return ""
+}
+
+func (x *CancelRebuildRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Response message for RepairService.CancelRebuild.
+type CancelRebuildResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The rebuild after cancellation.
+	Rebuild       *Rebuild `protobuf:"bytes,1,opt,name=rebuild,proto3" json:"rebuild,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelRebuildResponse) Reset() {
+	*x = CancelRebuildResponse{}
+	mi := &file_fitness_v1_repair_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelRebuildResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelRebuildResponse) ProtoMessage() {}
+
+func (x *CancelRebuildResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_repair_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelRebuildResponse.ProtoReflect.Descriptor instead.
+func (*CancelRebuildResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_repair_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *CancelRebuildResponse) GetRebuild() *Rebuild {
 	if x != nil {
 		return x.Rebuild
 	}
@@ -1004,7 +3090,7 @@ var File_fitness_v1_repair_proto protoreflect.FileDescriptor
 const file_fitness_v1_repair_proto_rawDesc = "" +
 	"\n" +
 	"\x17fitness/v1/repair.proto\x12\n" +
-	"fitness.v1\x1a\x1afitness/v1/reconcile.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xac\x03\n" +
+	"fitness.v1\x1a\x1afitness/v1/reconcile.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfd\a\n" +
 	"\x06Repair\x12\x1b\n" +
 	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12'\n" +
@@ -1020,7 +3106,64 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"\vcreate_time\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x125\n" +
-	"\bend_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\"\x99\x02\n" +
+	"\bend_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\f \x01(\tR\trequestId\x12+\n" +
+	"\x11requires_approval\x18\r \x01(\bR\x10requiresApproval\x12%\n" +
+	"\x0eapprove_reason\x18\x0e \x01(\tR\rapproveReason\x12\x1f\n" +
+	"\vitems_total\x18\x0f \x01(\x03R\n" +
+	"itemsTotal\x12\x1d\n" +
+	"\n" +
+	"items_done\x18\x10 \x01(\x03R\titemsDone\x12!\n" +
+	"\fitems_failed\x18\x11 \x01(\x03R\vitemsFailed\x12B\n" +
+	"\fverification\x18\x12 \x01(\x0e2\x1e.fitness.v1.VerificationResultR\fverification\x12;\n" +
+	"\vupdate_time\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x12=\n" +
+	"\fapprove_time\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\vapproveTime\x120\n" +
+	"\x05scope\x18\x15 \x01(\v2\x1a.fitness.v1.ReconcileScopeR\x05scope\x12\x1d\n" +
+	"\n" +
+	"rebuild_id\x18\x16 \x01(\tR\trebuildId\x12#\n" +
+	"\rrebuild_epoch\x18\x17 \x01(\x05R\frebuildEpoch\x12C\n" +
+	"\x0fverify_deadline\x18\x18 \x01(\v2\x1a.google.protobuf.TimestampR\x0everifyDeadline\"\x98\x03\n" +
+	"\fRecordOrigin\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x03R\aversion\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x05R\x05epoch\x12\x19\n" +
+	"\bevent_id\x18\x03 \x01(\tR\aeventId\x12\x19\n" +
+	"\bshard_id\x18\x04 \x01(\tR\ashardId\x12;\n" +
+	"\vingest_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"ingestTime\x12H\n" +
+	"\x12source_commit_time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x10sourceCommitTime\x12\x1d\n" +
+	"\n" +
+	"is_deleted\x18\a \x01(\bR\tisDeleted\x12\x1b\n" +
+	"\tschool_id\x18\b \x01(\x03R\bschoolId\x12\x1d\n" +
+	"\n" +
+	"project_id\x18\t \x01(\x03R\tprojectId\x12\x14\n" +
+	"\x05grade\x18\n" +
+	" \x01(\x05R\x05grade\x12\x16\n" +
+	"\x06result\x18\v \x01(\tR\x06result\x12\x12\n" +
+	"\x04unit\x18\f \x01(\tR\x04unit\"\xd4\x05\n" +
+	"\n" +
+	"RepairItem\x12\x1b\n" +
+	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x10\n" +
+	"\x03seq\x18\x02 \x01(\x03R\x03seq\x12%\n" +
+	"\x0ediscrepancy_id\x18\x03 \x01(\tR\rdiscrepancyId\x12\x17\n" +
+	"\adata_id\x18\x04 \x01(\x03R\x06dataId\x12\x1b\n" +
+	"\tdetect_id\x18\x05 \x01(\x03R\bdetectId\x12\x19\n" +
+	"\bshard_id\x18\x06 \x01(\tR\ashardId\x122\n" +
+	"\x05class\x18\a \x01(\x0e2\x1c.fitness.v1.DiscrepancyClassR\x05class\x120\n" +
+	"\x06action\x18\b \x01(\x0e2\x18.fitness.v1.RepairActionR\x06action\x12%\n" +
+	"\x0esource_version\x18\t \x01(\x03R\rsourceVersion\x12%\n" +
+	"\x0etarget_version\x18\n" +
+	" \x01(\x03R\rtargetVersion\x12'\n" +
+	"\x0fapplied_version\x18\v \x01(\x03R\x0eappliedVersion\x12\x19\n" +
+	"\bevent_id\x18\f \x01(\tR\aeventId\x127\n" +
+	"\aoutcome\x18\r \x01(\x0e2\x1d.fitness.v1.RepairItemOutcomeR\aoutcome\x12B\n" +
+	"\fverification\x18\x0e \x01(\x0e2\x1e.fitness.v1.VerificationResultR\fverification\x122\n" +
+	"\aorigins\x18\x0f \x03(\v2\x18.fitness.v1.RecordOriginR\aorigins\x12\x18\n" +
+	"\amessage\x18\x10 \x01(\tR\amessage\x12!\n" +
+	"\frows_removed\x18\x11 \x01(\x03R\vrowsRemoved\x129\n" +
+	"\n" +
+	"apply_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tapplyTime\"\x9a\x06\n" +
 	"\aRebuild\x12\x1d\n" +
 	"\n" +
 	"rebuild_id\x18\x01 \x01(\tR\trebuildId\x120\n" +
@@ -1030,61 +3173,200 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"\frows_written\x18\x05 \x01(\x03R\vrowsWritten\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12;\n" +
 	"\vcreate_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"m\n" +
+	"createTime\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\b \x01(\tR\tcreatedBy\x12\x1f\n" +
+	"\vapproved_by\x18\t \x01(\tR\n" +
+	"approvedBy\x12\x16\n" +
+	"\x06reason\x18\n" +
+	" \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\v \x01(\tR\trequestId\x12\x1d\n" +
+	"\n" +
+	"rows_total\x18\f \x01(\x03R\trowsTotal\x12.\n" +
+	"\x05phase\x18\r \x01(\x0e2\x18.fitness.v1.RebuildPhaseR\x05phase\x12B\n" +
+	"\fverification\x18\x0e \x01(\x0e2\x1e.fitness.v1.VerificationResultR\fverification\x125\n" +
+	"\bend_time\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12%\n" +
+	"\x0eapprove_reason\x18\x10 \x01(\tR\rapproveReason\x12=\n" +
+	"\fapprove_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vapproveTime\x12;\n" +
+	"\vupdate_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"updateTime\x12\x1b\n" +
+	"\trepair_id\x18\x13 \x01(\tR\brepairId\"\xe4\x01\n" +
+	"\x0fStateTransition\x126\n" +
+	"\n" +
+	"from_state\x18\x01 \x01(\x0e2\x17.fitness.v1.RepairStateR\tfromState\x122\n" +
+	"\bto_state\x18\x02 \x01(\x0e2\x17.fitness.v1.RepairStateR\atoState\x12\x14\n" +
+	"\x05actor\x18\x03 \x01(\tR\x05actor\x12\x12\n" +
+	"\x04note\x18\x04 \x01(\tR\x04note\x12;\n" +
+	"\vcreate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\"\x84\x01\n" +
+	"\rPlannedAction\x120\n" +
+	"\x06action\x18\x01 \x01(\x0e2\x18.fitness.v1.RepairActionR\x06action\x12\x14\n" +
+	"\x05items\x18\x02 \x01(\x03R\x05items\x12+\n" +
+	"\x11requires_approval\x18\x03 \x01(\bR\x10requiresApproval\"w\n" +
+	"\x12PlannedShardAction\x12\x19\n" +
+	"\bshard_id\x18\x01 \x01(\tR\ashardId\x120\n" +
+	"\x06action\x18\x02 \x01(\x0e2\x18.fitness.v1.RepairActionR\x06action\x12\x14\n" +
+	"\x05items\x18\x03 \x01(\x03R\x05items\"\xb1\x01\n" +
 	"\x13CreateRepairRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12'\n" +
 	"\x0fdiscrepancy_ids\x18\x02 \x03(\tR\x0ediscrepancyIds\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"D\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\x12#\n" +
+	"\rrebuild_epoch\x18\x05 \x01(\x05R\frebuildEpoch\"D\n" +
 	"\x14CreateRepairResponse\x12,\n" +
-	"\arepairs\x18\x01 \x03(\v2\x12.fitness.v1.RepairR\arepairs\"K\n" +
+	"\arepairs\x18\x01 \x03(\v2\x12.fitness.v1.RepairR\arepairs\"\x95\x01\n" +
+	"\x11PlanRepairRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12'\n" +
+	"\x0fdiscrepancy_ids\x18\x02 \x03(\tR\x0ediscrepancyIds\x12#\n" +
+	"\rrebuild_epoch\x18\x03 \x01(\x05R\frebuildEpoch\x12\x1b\n" +
+	"\tmax_items\x18\x04 \x01(\x05R\bmaxItems\"\xfd\x02\n" +
+	"\x12PlanRepairResponse\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\tR\x05runId\x120\n" +
+	"\x05scope\x18\x02 \x01(\v2\x1a.fitness.v1.ReconcileScopeR\x05scope\x123\n" +
+	"\aactions\x18\x03 \x03(\v2\x19.fitness.v1.PlannedActionR\aactions\x126\n" +
+	"\x06shards\x18\x04 \x03(\v2\x1e.fitness.v1.PlannedShardActionR\x06shards\x12,\n" +
+	"\x05items\x18\x05 \x03(\v2\x16.fitness.v1.RepairItemR\x05items\x12'\n" +
+	"\x0fitems_truncated\x18\x06 \x01(\bR\x0eitemsTruncated\x12\x1f\n" +
+	"\vitems_total\x18\a \x01(\x03R\n" +
+	"itemsTotal\x12\x1f\n" +
+	"\vepoch_floor\x18\b \x01(\x05R\n" +
+	"epochFloor\x12\x18\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\"K\n" +
 	"\x14ApproveRepairRequest\x12\x1b\n" +
 	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\"C\n" +
 	"\x15ApproveRepairResponse\x12*\n" +
 	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"/\n" +
 	"\x10GetRepairRequest\x12\x1b\n" +
-	"\trepair_id\x18\x01 \x01(\tR\brepairId\"?\n" +
+	"\trepair_id\x18\x01 \x01(\tR\brepairId\"~\n" +
 	"\x11GetRepairResponse\x12*\n" +
-	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"\x7f\n" +
+	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\x12=\n" +
+	"\vtransitions\x18\x02 \x03(\v2\x1b.fitness.v1.StateTransitionR\vtransitions\"\x96\x01\n" +
 	"\x12ListRepairsRequest\x12-\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x17.fitness.v1.RepairStateR\x05state\x12\x1b\n" +
 	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x03 \x01(\tR\tpageToken\"k\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\x12\x15\n" +
+	"\x06run_id\x18\x04 \x01(\tR\x05runId\"k\n" +
 	"\x13ListRepairsResponse\x12,\n" +
 	"\arepairs\x18\x01 \x03(\v2\x12.fitness.v1.RepairR\arepairs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"_\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"q\n" +
+	"\x16ListRepairItemsRequest\x12\x1b\n" +
+	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x1b\n" +
+	"\tpage_size\x18\x02 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tR\tpageToken\"o\n" +
+	"\x17ListRepairItemsResponse\x12,\n" +
+	"\x05items\x18\x01 \x03(\v2\x16.fitness.v1.RepairItemR\x05items\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"J\n" +
+	"\x13VerifyRepairRequest\x12\x1b\n" +
+	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x90\x01\n" +
+	"\x14VerifyRepairResponse\x12*\n" +
+	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\x12!\n" +
+	"\fitems_passed\x18\x02 \x01(\x03R\vitemsPassed\x12)\n" +
+	"\x10items_mismatched\x18\x03 \x01(\x03R\x0fitemsMismatched\"1\n" +
+	"\x12WatchRepairRequest\x12\x1b\n" +
+	"\trepair_id\x18\x01 \x01(\tR\brepairId\"A\n" +
+	"\x13WatchRepairResponse\x12*\n" +
+	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"J\n" +
+	"\x13CancelRepairRequest\x12\x1b\n" +
+	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"B\n" +
+	"\x14CancelRepairResponse\x12*\n" +
+	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"\x94\x01\n" +
 	"\x13StartRebuildRequest\x120\n" +
 	"\x05scope\x18\x01 \x01(\v2\x1a.fitness.v1.ReconcileScopeR\x05scope\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"E\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x05R\x05epoch\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"E\n" +
 	"\x14StartRebuildResponse\x12-\n" +
+	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"N\n" +
+	"\x15ApproveRebuildRequest\x12\x1d\n" +
+	"\n" +
+	"rebuild_id\x18\x01 \x01(\tR\trebuildId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"G\n" +
+	"\x16ApproveRebuildResponse\x12-\n" +
 	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"2\n" +
 	"\x11GetRebuildRequest\x12\x1d\n" +
 	"\n" +
-	"rebuild_id\x18\x01 \x01(\tR\trebuildId\"C\n" +
+	"rebuild_id\x18\x01 \x01(\tR\trebuildId\"\x82\x01\n" +
 	"\x12GetRebuildResponse\x12-\n" +
-	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild*\xc7\x01\n" +
+	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\x12=\n" +
+	"\vtransitions\x18\x02 \x03(\v2\x1b.fitness.v1.StateTransitionR\vtransitions\"\x9d\x01\n" +
+	"\x13ListRebuildsRequest\x12\x1b\n" +
+	"\tdetect_id\x18\x01 \x01(\x03R\bdetectId\x12-\n" +
+	"\x05state\x18\x02 \x01(\x0e2\x17.fitness.v1.RepairStateR\x05state\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"o\n" +
+	"\x14ListRebuildsResponse\x12/\n" +
+	"\brebuilds\x18\x01 \x03(\v2\x13.fitness.v1.RebuildR\brebuilds\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"4\n" +
+	"\x13WatchRebuildRequest\x12\x1d\n" +
+	"\n" +
+	"rebuild_id\x18\x01 \x01(\tR\trebuildId\"E\n" +
+	"\x14WatchRebuildResponse\x12-\n" +
+	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"M\n" +
+	"\x14CancelRebuildRequest\x12\x1d\n" +
+	"\n" +
+	"rebuild_id\x18\x01 \x01(\tR\trebuildId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
+	"\x15CancelRebuildResponse\x12-\n" +
+	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild*\xe3\x01\n" +
 	"\vRepairState\x12\x1c\n" +
 	"\x18REPAIR_STATE_UNSPECIFIED\x10\x00\x12\"\n" +
 	"\x1eREPAIR_STATE_AWAITING_APPROVAL\x10\x01\x12\x1a\n" +
 	"\x16REPAIR_STATE_EXECUTING\x10\x02\x12&\n" +
 	"\"REPAIR_STATE_AWAITING_VERIFICATION\x10\x03\x12\x19\n" +
 	"\x15REPAIR_STATE_VERIFIED\x10\x04\x12\x17\n" +
-	"\x13REPAIR_STATE_FAILED\x10\x05*\x99\x01\n" +
+	"\x13REPAIR_STATE_FAILED\x10\x05\x12\x1a\n" +
+	"\x16REPAIR_STATE_CANCELLED\x10\x06*\x99\x01\n" +
 	"\fRepairAction\x12\x1d\n" +
 	"\x19REPAIR_ACTION_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14REPAIR_ACTION_REPLAY\x10\x01\x12\x1b\n" +
 	"\x17REPAIR_ACTION_TOMBSTONE\x10\x02\x12\x19\n" +
 	"\x15REPAIR_ACTION_REBUILD\x10\x03\x12\x18\n" +
-	"\x14REPAIR_ACTION_REMOVE\x10\x042\xf2\x03\n" +
+	"\x14REPAIR_ACTION_REMOVE\x10\x04*\xcf\x01\n" +
+	"\x11RepairItemOutcome\x12#\n" +
+	"\x1fREPAIR_ITEM_OUTCOME_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bREPAIR_ITEM_OUTCOME_PENDING\x10\x01\x12\x1f\n" +
+	"\x1bREPAIR_ITEM_OUTCOME_APPLIED\x10\x02\x123\n" +
+	"/REPAIR_ITEM_OUTCOME_SUPERSEDED_BY_NEWER_VERSION\x10\x03\x12\x1e\n" +
+	"\x1aREPAIR_ITEM_OUTCOME_FAILED\x10\x04*\x9a\x01\n" +
+	"\x12VerificationResult\x12#\n" +
+	"\x1fVERIFICATION_RESULT_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bVERIFICATION_RESULT_PENDING\x10\x01\x12\x1e\n" +
+	"\x1aVERIFICATION_RESULT_PASSED\x10\x02\x12\x1e\n" +
+	"\x1aVERIFICATION_RESULT_FAILED\x10\x03*\xbe\x01\n" +
+	"\fRebuildPhase\x12\x1d\n" +
+	"\x19REBUILD_PHASE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16REBUILD_PHASE_BUILDING\x10\x01\x12\x1d\n" +
+	"\x19REBUILD_PHASE_CATCHING_UP\x10\x02\x12\x1b\n" +
+	"\x17REBUILD_PHASE_VERIFYING\x10\x03\x12\x1b\n" +
+	"\x17REBUILD_PHASE_SWITCHING\x10\x04\x12\x1a\n" +
+	"\x16REBUILD_PHASE_SWITCHED\x10\x052\xea\t\n" +
 	"\rRepairService\x12Q\n" +
-	"\fCreateRepair\x12\x1f.fitness.v1.CreateRepairRequest\x1a .fitness.v1.CreateRepairResponse\x12T\n" +
+	"\fCreateRepair\x12\x1f.fitness.v1.CreateRepairRequest\x1a .fitness.v1.CreateRepairResponse\x12K\n" +
+	"\n" +
+	"PlanRepair\x12\x1d.fitness.v1.PlanRepairRequest\x1a\x1e.fitness.v1.PlanRepairResponse\x12T\n" +
 	"\rApproveRepair\x12 .fitness.v1.ApproveRepairRequest\x1a!.fitness.v1.ApproveRepairResponse\x12H\n" +
 	"\tGetRepair\x12\x1c.fitness.v1.GetRepairRequest\x1a\x1d.fitness.v1.GetRepairResponse\x12N\n" +
-	"\vListRepairs\x12\x1e.fitness.v1.ListRepairsRequest\x1a\x1f.fitness.v1.ListRepairsResponse\x12Q\n" +
-	"\fStartRebuild\x12\x1f.fitness.v1.StartRebuildRequest\x1a .fitness.v1.StartRebuildResponse\x12K\n" +
+	"\vListRepairs\x12\x1e.fitness.v1.ListRepairsRequest\x1a\x1f.fitness.v1.ListRepairsResponse\x12Z\n" +
+	"\x0fListRepairItems\x12\".fitness.v1.ListRepairItemsRequest\x1a#.fitness.v1.ListRepairItemsResponse\x12Q\n" +
+	"\fVerifyRepair\x12\x1f.fitness.v1.VerifyRepairRequest\x1a .fitness.v1.VerifyRepairResponse\x12P\n" +
+	"\vWatchRepair\x12\x1e.fitness.v1.WatchRepairRequest\x1a\x1f.fitness.v1.WatchRepairResponse0\x01\x12Q\n" +
+	"\fCancelRepair\x12\x1f.fitness.v1.CancelRepairRequest\x1a .fitness.v1.CancelRepairResponse\x12Q\n" +
+	"\fStartRebuild\x12\x1f.fitness.v1.StartRebuildRequest\x1a .fitness.v1.StartRebuildResponse\x12W\n" +
+	"\x0eApproveRebuild\x12!.fitness.v1.ApproveRebuildRequest\x1a\".fitness.v1.ApproveRebuildResponse\x12K\n" +
 	"\n" +
-	"GetRebuild\x12\x1d.fitness.v1.GetRebuildRequest\x1a\x1e.fitness.v1.GetRebuildResponseB\xa1\x01\n" +
+	"GetRebuild\x12\x1d.fitness.v1.GetRebuildRequest\x1a\x1e.fitness.v1.GetRebuildResponse\x12Q\n" +
+	"\fListRebuilds\x12\x1f.fitness.v1.ListRebuildsRequest\x1a .fitness.v1.ListRebuildsResponse\x12S\n" +
+	"\fWatchRebuild\x12\x1f.fitness.v1.WatchRebuildRequest\x1a .fitness.v1.WatchRebuildResponse0\x01\x12T\n" +
+	"\rCancelRebuild\x12 .fitness.v1.CancelRebuildRequest\x1a!.fitness.v1.CancelRebuildResponseB\xa1\x01\n" +
 	"\x0ecom.fitness.v1B\vRepairProtoP\x01Z9github.com/resultsync/resultsync/gen/fitness/v1;fitnessv1\xa2\x02\x03FXX\xaa\x02\n" +
 	"Fitness.V1\xca\x02\n" +
 	"Fitness\\V1\xe2\x02\x16Fitness\\V1\\GPBMetadata\xea\x02\vFitness::V1b\x06proto3"
@@ -1101,61 +3383,144 @@ func file_fitness_v1_repair_proto_rawDescGZIP() []byte {
 	return file_fitness_v1_repair_proto_rawDescData
 }
 
-var file_fitness_v1_repair_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_fitness_v1_repair_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_fitness_v1_repair_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_fitness_v1_repair_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_fitness_v1_repair_proto_goTypes = []any{
-	(RepairState)(0),              // 0: fitness.v1.RepairState
-	(RepairAction)(0),             // 1: fitness.v1.RepairAction
-	(*Repair)(nil),                // 2: fitness.v1.Repair
-	(*Rebuild)(nil),               // 3: fitness.v1.Rebuild
-	(*CreateRepairRequest)(nil),   // 4: fitness.v1.CreateRepairRequest
-	(*CreateRepairResponse)(nil),  // 5: fitness.v1.CreateRepairResponse
-	(*ApproveRepairRequest)(nil),  // 6: fitness.v1.ApproveRepairRequest
-	(*ApproveRepairResponse)(nil), // 7: fitness.v1.ApproveRepairResponse
-	(*GetRepairRequest)(nil),      // 8: fitness.v1.GetRepairRequest
-	(*GetRepairResponse)(nil),     // 9: fitness.v1.GetRepairResponse
-	(*ListRepairsRequest)(nil),    // 10: fitness.v1.ListRepairsRequest
-	(*ListRepairsResponse)(nil),   // 11: fitness.v1.ListRepairsResponse
-	(*StartRebuildRequest)(nil),   // 12: fitness.v1.StartRebuildRequest
-	(*StartRebuildResponse)(nil),  // 13: fitness.v1.StartRebuildResponse
-	(*GetRebuildRequest)(nil),     // 14: fitness.v1.GetRebuildRequest
-	(*GetRebuildResponse)(nil),    // 15: fitness.v1.GetRebuildResponse
-	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
-	(*ReconcileScope)(nil),        // 17: fitness.v1.ReconcileScope
+	(RepairState)(0),                // 0: fitness.v1.RepairState
+	(RepairAction)(0),               // 1: fitness.v1.RepairAction
+	(RepairItemOutcome)(0),          // 2: fitness.v1.RepairItemOutcome
+	(VerificationResult)(0),         // 3: fitness.v1.VerificationResult
+	(RebuildPhase)(0),               // 4: fitness.v1.RebuildPhase
+	(*Repair)(nil),                  // 5: fitness.v1.Repair
+	(*RecordOrigin)(nil),            // 6: fitness.v1.RecordOrigin
+	(*RepairItem)(nil),              // 7: fitness.v1.RepairItem
+	(*Rebuild)(nil),                 // 8: fitness.v1.Rebuild
+	(*StateTransition)(nil),         // 9: fitness.v1.StateTransition
+	(*PlannedAction)(nil),           // 10: fitness.v1.PlannedAction
+	(*PlannedShardAction)(nil),      // 11: fitness.v1.PlannedShardAction
+	(*CreateRepairRequest)(nil),     // 12: fitness.v1.CreateRepairRequest
+	(*CreateRepairResponse)(nil),    // 13: fitness.v1.CreateRepairResponse
+	(*PlanRepairRequest)(nil),       // 14: fitness.v1.PlanRepairRequest
+	(*PlanRepairResponse)(nil),      // 15: fitness.v1.PlanRepairResponse
+	(*ApproveRepairRequest)(nil),    // 16: fitness.v1.ApproveRepairRequest
+	(*ApproveRepairResponse)(nil),   // 17: fitness.v1.ApproveRepairResponse
+	(*GetRepairRequest)(nil),        // 18: fitness.v1.GetRepairRequest
+	(*GetRepairResponse)(nil),       // 19: fitness.v1.GetRepairResponse
+	(*ListRepairsRequest)(nil),      // 20: fitness.v1.ListRepairsRequest
+	(*ListRepairsResponse)(nil),     // 21: fitness.v1.ListRepairsResponse
+	(*ListRepairItemsRequest)(nil),  // 22: fitness.v1.ListRepairItemsRequest
+	(*ListRepairItemsResponse)(nil), // 23: fitness.v1.ListRepairItemsResponse
+	(*VerifyRepairRequest)(nil),     // 24: fitness.v1.VerifyRepairRequest
+	(*VerifyRepairResponse)(nil),    // 25: fitness.v1.VerifyRepairResponse
+	(*WatchRepairRequest)(nil),      // 26: fitness.v1.WatchRepairRequest
+	(*WatchRepairResponse)(nil),     // 27: fitness.v1.WatchRepairResponse
+	(*CancelRepairRequest)(nil),     // 28: fitness.v1.CancelRepairRequest
+	(*CancelRepairResponse)(nil),    // 29: fitness.v1.CancelRepairResponse
+	(*StartRebuildRequest)(nil),     // 30: fitness.v1.StartRebuildRequest
+	(*StartRebuildResponse)(nil),    // 31: fitness.v1.StartRebuildResponse
+	(*ApproveRebuildRequest)(nil),   // 32: fitness.v1.ApproveRebuildRequest
+	(*ApproveRebuildResponse)(nil),  // 33: fitness.v1.ApproveRebuildResponse
+	(*GetRebuildRequest)(nil),       // 34: fitness.v1.GetRebuildRequest
+	(*GetRebuildResponse)(nil),      // 35: fitness.v1.GetRebuildResponse
+	(*ListRebuildsRequest)(nil),     // 36: fitness.v1.ListRebuildsRequest
+	(*ListRebuildsResponse)(nil),    // 37: fitness.v1.ListRebuildsResponse
+	(*WatchRebuildRequest)(nil),     // 38: fitness.v1.WatchRebuildRequest
+	(*WatchRebuildResponse)(nil),    // 39: fitness.v1.WatchRebuildResponse
+	(*CancelRebuildRequest)(nil),    // 40: fitness.v1.CancelRebuildRequest
+	(*CancelRebuildResponse)(nil),   // 41: fitness.v1.CancelRebuildResponse
+	(*timestamppb.Timestamp)(nil),   // 42: google.protobuf.Timestamp
+	(*ReconcileScope)(nil),          // 43: fitness.v1.ReconcileScope
+	(DiscrepancyClass)(0),           // 44: fitness.v1.DiscrepancyClass
 }
 var file_fitness_v1_repair_proto_depIdxs = []int32{
 	1,  // 0: fitness.v1.Repair.action:type_name -> fitness.v1.RepairAction
 	0,  // 1: fitness.v1.Repair.state:type_name -> fitness.v1.RepairState
-	16, // 2: fitness.v1.Repair.create_time:type_name -> google.protobuf.Timestamp
-	16, // 3: fitness.v1.Repair.end_time:type_name -> google.protobuf.Timestamp
-	17, // 4: fitness.v1.Rebuild.scope:type_name -> fitness.v1.ReconcileScope
-	0,  // 5: fitness.v1.Rebuild.state:type_name -> fitness.v1.RepairState
-	16, // 6: fitness.v1.Rebuild.create_time:type_name -> google.protobuf.Timestamp
-	2,  // 7: fitness.v1.CreateRepairResponse.repairs:type_name -> fitness.v1.Repair
-	2,  // 8: fitness.v1.ApproveRepairResponse.repair:type_name -> fitness.v1.Repair
-	2,  // 9: fitness.v1.GetRepairResponse.repair:type_name -> fitness.v1.Repair
-	0,  // 10: fitness.v1.ListRepairsRequest.state:type_name -> fitness.v1.RepairState
-	2,  // 11: fitness.v1.ListRepairsResponse.repairs:type_name -> fitness.v1.Repair
-	17, // 12: fitness.v1.StartRebuildRequest.scope:type_name -> fitness.v1.ReconcileScope
-	3,  // 13: fitness.v1.StartRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
-	3,  // 14: fitness.v1.GetRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
-	4,  // 15: fitness.v1.RepairService.CreateRepair:input_type -> fitness.v1.CreateRepairRequest
-	6,  // 16: fitness.v1.RepairService.ApproveRepair:input_type -> fitness.v1.ApproveRepairRequest
-	8,  // 17: fitness.v1.RepairService.GetRepair:input_type -> fitness.v1.GetRepairRequest
-	10, // 18: fitness.v1.RepairService.ListRepairs:input_type -> fitness.v1.ListRepairsRequest
-	12, // 19: fitness.v1.RepairService.StartRebuild:input_type -> fitness.v1.StartRebuildRequest
-	14, // 20: fitness.v1.RepairService.GetRebuild:input_type -> fitness.v1.GetRebuildRequest
-	5,  // 21: fitness.v1.RepairService.CreateRepair:output_type -> fitness.v1.CreateRepairResponse
-	7,  // 22: fitness.v1.RepairService.ApproveRepair:output_type -> fitness.v1.ApproveRepairResponse
-	9,  // 23: fitness.v1.RepairService.GetRepair:output_type -> fitness.v1.GetRepairResponse
-	11, // 24: fitness.v1.RepairService.ListRepairs:output_type -> fitness.v1.ListRepairsResponse
-	13, // 25: fitness.v1.RepairService.StartRebuild:output_type -> fitness.v1.StartRebuildResponse
-	15, // 26: fitness.v1.RepairService.GetRebuild:output_type -> fitness.v1.GetRebuildResponse
-	21, // [21:27] is the sub-list for method output_type
-	15, // [15:21] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	42, // 2: fitness.v1.Repair.create_time:type_name -> google.protobuf.Timestamp
+	42, // 3: fitness.v1.Repair.end_time:type_name -> google.protobuf.Timestamp
+	3,  // 4: fitness.v1.Repair.verification:type_name -> fitness.v1.VerificationResult
+	42, // 5: fitness.v1.Repair.update_time:type_name -> google.protobuf.Timestamp
+	42, // 6: fitness.v1.Repair.approve_time:type_name -> google.protobuf.Timestamp
+	43, // 7: fitness.v1.Repair.scope:type_name -> fitness.v1.ReconcileScope
+	42, // 8: fitness.v1.Repair.verify_deadline:type_name -> google.protobuf.Timestamp
+	42, // 9: fitness.v1.RecordOrigin.ingest_time:type_name -> google.protobuf.Timestamp
+	42, // 10: fitness.v1.RecordOrigin.source_commit_time:type_name -> google.protobuf.Timestamp
+	44, // 11: fitness.v1.RepairItem.class:type_name -> fitness.v1.DiscrepancyClass
+	1,  // 12: fitness.v1.RepairItem.action:type_name -> fitness.v1.RepairAction
+	2,  // 13: fitness.v1.RepairItem.outcome:type_name -> fitness.v1.RepairItemOutcome
+	3,  // 14: fitness.v1.RepairItem.verification:type_name -> fitness.v1.VerificationResult
+	6,  // 15: fitness.v1.RepairItem.origins:type_name -> fitness.v1.RecordOrigin
+	42, // 16: fitness.v1.RepairItem.apply_time:type_name -> google.protobuf.Timestamp
+	43, // 17: fitness.v1.Rebuild.scope:type_name -> fitness.v1.ReconcileScope
+	0,  // 18: fitness.v1.Rebuild.state:type_name -> fitness.v1.RepairState
+	42, // 19: fitness.v1.Rebuild.create_time:type_name -> google.protobuf.Timestamp
+	4,  // 20: fitness.v1.Rebuild.phase:type_name -> fitness.v1.RebuildPhase
+	3,  // 21: fitness.v1.Rebuild.verification:type_name -> fitness.v1.VerificationResult
+	42, // 22: fitness.v1.Rebuild.end_time:type_name -> google.protobuf.Timestamp
+	42, // 23: fitness.v1.Rebuild.approve_time:type_name -> google.protobuf.Timestamp
+	42, // 24: fitness.v1.Rebuild.update_time:type_name -> google.protobuf.Timestamp
+	0,  // 25: fitness.v1.StateTransition.from_state:type_name -> fitness.v1.RepairState
+	0,  // 26: fitness.v1.StateTransition.to_state:type_name -> fitness.v1.RepairState
+	42, // 27: fitness.v1.StateTransition.create_time:type_name -> google.protobuf.Timestamp
+	1,  // 28: fitness.v1.PlannedAction.action:type_name -> fitness.v1.RepairAction
+	1,  // 29: fitness.v1.PlannedShardAction.action:type_name -> fitness.v1.RepairAction
+	5,  // 30: fitness.v1.CreateRepairResponse.repairs:type_name -> fitness.v1.Repair
+	43, // 31: fitness.v1.PlanRepairResponse.scope:type_name -> fitness.v1.ReconcileScope
+	10, // 32: fitness.v1.PlanRepairResponse.actions:type_name -> fitness.v1.PlannedAction
+	11, // 33: fitness.v1.PlanRepairResponse.shards:type_name -> fitness.v1.PlannedShardAction
+	7,  // 34: fitness.v1.PlanRepairResponse.items:type_name -> fitness.v1.RepairItem
+	5,  // 35: fitness.v1.ApproveRepairResponse.repair:type_name -> fitness.v1.Repair
+	5,  // 36: fitness.v1.GetRepairResponse.repair:type_name -> fitness.v1.Repair
+	9,  // 37: fitness.v1.GetRepairResponse.transitions:type_name -> fitness.v1.StateTransition
+	0,  // 38: fitness.v1.ListRepairsRequest.state:type_name -> fitness.v1.RepairState
+	5,  // 39: fitness.v1.ListRepairsResponse.repairs:type_name -> fitness.v1.Repair
+	7,  // 40: fitness.v1.ListRepairItemsResponse.items:type_name -> fitness.v1.RepairItem
+	5,  // 41: fitness.v1.VerifyRepairResponse.repair:type_name -> fitness.v1.Repair
+	5,  // 42: fitness.v1.WatchRepairResponse.repair:type_name -> fitness.v1.Repair
+	5,  // 43: fitness.v1.CancelRepairResponse.repair:type_name -> fitness.v1.Repair
+	43, // 44: fitness.v1.StartRebuildRequest.scope:type_name -> fitness.v1.ReconcileScope
+	8,  // 45: fitness.v1.StartRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
+	8,  // 46: fitness.v1.ApproveRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
+	8,  // 47: fitness.v1.GetRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
+	9,  // 48: fitness.v1.GetRebuildResponse.transitions:type_name -> fitness.v1.StateTransition
+	0,  // 49: fitness.v1.ListRebuildsRequest.state:type_name -> fitness.v1.RepairState
+	8,  // 50: fitness.v1.ListRebuildsResponse.rebuilds:type_name -> fitness.v1.Rebuild
+	8,  // 51: fitness.v1.WatchRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
+	8,  // 52: fitness.v1.CancelRebuildResponse.rebuild:type_name -> fitness.v1.Rebuild
+	12, // 53: fitness.v1.RepairService.CreateRepair:input_type -> fitness.v1.CreateRepairRequest
+	14, // 54: fitness.v1.RepairService.PlanRepair:input_type -> fitness.v1.PlanRepairRequest
+	16, // 55: fitness.v1.RepairService.ApproveRepair:input_type -> fitness.v1.ApproveRepairRequest
+	18, // 56: fitness.v1.RepairService.GetRepair:input_type -> fitness.v1.GetRepairRequest
+	20, // 57: fitness.v1.RepairService.ListRepairs:input_type -> fitness.v1.ListRepairsRequest
+	22, // 58: fitness.v1.RepairService.ListRepairItems:input_type -> fitness.v1.ListRepairItemsRequest
+	24, // 59: fitness.v1.RepairService.VerifyRepair:input_type -> fitness.v1.VerifyRepairRequest
+	26, // 60: fitness.v1.RepairService.WatchRepair:input_type -> fitness.v1.WatchRepairRequest
+	28, // 61: fitness.v1.RepairService.CancelRepair:input_type -> fitness.v1.CancelRepairRequest
+	30, // 62: fitness.v1.RepairService.StartRebuild:input_type -> fitness.v1.StartRebuildRequest
+	32, // 63: fitness.v1.RepairService.ApproveRebuild:input_type -> fitness.v1.ApproveRebuildRequest
+	34, // 64: fitness.v1.RepairService.GetRebuild:input_type -> fitness.v1.GetRebuildRequest
+	36, // 65: fitness.v1.RepairService.ListRebuilds:input_type -> fitness.v1.ListRebuildsRequest
+	38, // 66: fitness.v1.RepairService.WatchRebuild:input_type -> fitness.v1.WatchRebuildRequest
+	40, // 67: fitness.v1.RepairService.CancelRebuild:input_type -> fitness.v1.CancelRebuildRequest
+	13, // 68: fitness.v1.RepairService.CreateRepair:output_type -> fitness.v1.CreateRepairResponse
+	15, // 69: fitness.v1.RepairService.PlanRepair:output_type -> fitness.v1.PlanRepairResponse
+	17, // 70: fitness.v1.RepairService.ApproveRepair:output_type -> fitness.v1.ApproveRepairResponse
+	19, // 71: fitness.v1.RepairService.GetRepair:output_type -> fitness.v1.GetRepairResponse
+	21, // 72: fitness.v1.RepairService.ListRepairs:output_type -> fitness.v1.ListRepairsResponse
+	23, // 73: fitness.v1.RepairService.ListRepairItems:output_type -> fitness.v1.ListRepairItemsResponse
+	25, // 74: fitness.v1.RepairService.VerifyRepair:output_type -> fitness.v1.VerifyRepairResponse
+	27, // 75: fitness.v1.RepairService.WatchRepair:output_type -> fitness.v1.WatchRepairResponse
+	29, // 76: fitness.v1.RepairService.CancelRepair:output_type -> fitness.v1.CancelRepairResponse
+	31, // 77: fitness.v1.RepairService.StartRebuild:output_type -> fitness.v1.StartRebuildResponse
+	33, // 78: fitness.v1.RepairService.ApproveRebuild:output_type -> fitness.v1.ApproveRebuildResponse
+	35, // 79: fitness.v1.RepairService.GetRebuild:output_type -> fitness.v1.GetRebuildResponse
+	37, // 80: fitness.v1.RepairService.ListRebuilds:output_type -> fitness.v1.ListRebuildsResponse
+	39, // 81: fitness.v1.RepairService.WatchRebuild:output_type -> fitness.v1.WatchRebuildResponse
+	41, // 82: fitness.v1.RepairService.CancelRebuild:output_type -> fitness.v1.CancelRebuildResponse
+	68, // [68:83] is the sub-list for method output_type
+	53, // [53:68] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_fitness_v1_repair_proto_init() }
@@ -1169,8 +3534,8 @@ func file_fitness_v1_repair_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fitness_v1_repair_proto_rawDesc), len(file_fitness_v1_repair_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   14,
+			NumEnums:      5,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

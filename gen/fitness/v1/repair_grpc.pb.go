@@ -19,12 +19,21 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	RepairService_CreateRepair_FullMethodName  = "/fitness.v1.RepairService/CreateRepair"
-	RepairService_ApproveRepair_FullMethodName = "/fitness.v1.RepairService/ApproveRepair"
-	RepairService_GetRepair_FullMethodName     = "/fitness.v1.RepairService/GetRepair"
-	RepairService_ListRepairs_FullMethodName   = "/fitness.v1.RepairService/ListRepairs"
-	RepairService_StartRebuild_FullMethodName  = "/fitness.v1.RepairService/StartRebuild"
-	RepairService_GetRebuild_FullMethodName    = "/fitness.v1.RepairService/GetRebuild"
+	RepairService_CreateRepair_FullMethodName    = "/fitness.v1.RepairService/CreateRepair"
+	RepairService_PlanRepair_FullMethodName      = "/fitness.v1.RepairService/PlanRepair"
+	RepairService_ApproveRepair_FullMethodName   = "/fitness.v1.RepairService/ApproveRepair"
+	RepairService_GetRepair_FullMethodName       = "/fitness.v1.RepairService/GetRepair"
+	RepairService_ListRepairs_FullMethodName     = "/fitness.v1.RepairService/ListRepairs"
+	RepairService_ListRepairItems_FullMethodName = "/fitness.v1.RepairService/ListRepairItems"
+	RepairService_VerifyRepair_FullMethodName    = "/fitness.v1.RepairService/VerifyRepair"
+	RepairService_WatchRepair_FullMethodName     = "/fitness.v1.RepairService/WatchRepair"
+	RepairService_CancelRepair_FullMethodName    = "/fitness.v1.RepairService/CancelRepair"
+	RepairService_StartRebuild_FullMethodName    = "/fitness.v1.RepairService/StartRebuild"
+	RepairService_ApproveRebuild_FullMethodName  = "/fitness.v1.RepairService/ApproveRebuild"
+	RepairService_GetRebuild_FullMethodName      = "/fitness.v1.RepairService/GetRebuild"
+	RepairService_ListRebuilds_FullMethodName    = "/fitness.v1.RepairService/ListRebuilds"
+	RepairService_WatchRebuild_FullMethodName    = "/fitness.v1.RepairService/WatchRebuild"
+	RepairService_CancelRebuild_FullMethodName   = "/fitness.v1.RepairService/CancelRebuild"
 )
 
 // RepairServiceClient is the client API for RepairService service.
@@ -35,20 +44,51 @@ const (
 // found by reconciliation, each class in its own way: replay with the existing
 // version (missing, stale), versioned tombstone (deletion not applied),
 // controlled rebuild (same version, wrong content), audited removal or
-// supersession (unexpected record). A repair is done only when verified.
+// supersession (unexpected record, target ahead of source). A repair is done
+// only when verified: a follow-up comparison of exactly its keys is clean.
+//
+// Repairs and rebuilds are resources with a state machine: get, list, watch
+// (server streaming) and cancel them. Every mutating call is audited with its
+// caller. Reads need viewer; planning, creating, verifying and cancelling
+// repairs operator; approvals and rebuilds admin, and the approver must differ
+// from the requester unless the server runs with --allow-self-approval.
 type RepairServiceClient interface {
-	// Plans a repair for discrepancies of a reconciliation run.
+	// Plans a repair for discrepancies of a reconciliation run: one repair per
+	// action. Replays and tombstones start at once; rebuilds and removals wait
+	// for approval. Idempotent by request_id.
 	CreateRepair(ctx context.Context, in *CreateRepairRequest, opts ...grpc.CallOption) (*CreateRepairResponse, error)
-	// Approves a repair that needs approval (removals, rebuilds); admin only.
+	// Dry run of CreateRepair: what would be replayed, tombstoned, rebuilt or
+	// removed, with counts per action and per shard; changes nothing.
+	PlanRepair(ctx context.Context, in *PlanRepairRequest, opts ...grpc.CallOption) (*PlanRepairResponse, error)
+	// Approves a repair that needs approval (removals, rebuilds); admin only,
+	// and not the requester (unless the server allows self-approval).
 	ApproveRepair(ctx context.Context, in *ApproveRepairRequest, opts ...grpc.CallOption) (*ApproveRepairResponse, error)
-	// Returns one repair.
+	// Returns one repair and its state transitions.
 	GetRepair(ctx context.Context, in *GetRepairRequest, opts ...grpc.CallOption) (*GetRepairResponse, error)
 	// Lists repairs, newest first.
 	ListRepairs(ctx context.Context, in *ListRepairsRequest, opts ...grpc.CallOption) (*ListRepairsResponse, error)
+	// Lists the items of a repair (one per discrepancy) in plan order.
+	ListRepairItems(ctx context.Context, in *ListRepairItemsRequest, opts ...grpc.CallOption) (*ListRepairItemsResponse, error)
+	// Runs the verification of a repair now (it also runs automatically after
+	// execution) and stores the result.
+	VerifyRepair(ctx context.Context, in *VerifyRepairRequest, opts ...grpc.CallOption) (*VerifyRepairResponse, error)
+	// Streams the repair whenever it changes, until a terminal state.
+	WatchRepair(ctx context.Context, in *WatchRepairRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRepairResponse], error)
+	// Cancels a repair that has not ended; items already applied stay applied.
+	CancelRepair(ctx context.Context, in *CancelRepairRequest, opts ...grpc.CallOption) (*CancelRepairResponse, error)
 	// Starts a controlled rebuild of a campaign's projection; admin with approval.
 	StartRebuild(ctx context.Context, in *StartRebuildRequest, opts ...grpc.CallOption) (*StartRebuildResponse, error)
-	// Returns one rebuild.
+	// Approves a rebuild; admin only, and not the requester (unless the server
+	// allows self-approval).
+	ApproveRebuild(ctx context.Context, in *ApproveRebuildRequest, opts ...grpc.CallOption) (*ApproveRebuildResponse, error)
+	// Returns one rebuild and its state transitions.
 	GetRebuild(ctx context.Context, in *GetRebuildRequest, opts ...grpc.CallOption) (*GetRebuildResponse, error)
+	// Lists rebuilds, newest first.
+	ListRebuilds(ctx context.Context, in *ListRebuildsRequest, opts ...grpc.CallOption) (*ListRebuildsResponse, error)
+	// Streams the rebuild whenever it changes, until a terminal state.
+	WatchRebuild(ctx context.Context, in *WatchRebuildRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRebuildResponse], error)
+	// Cancels a rebuild before it starts switching readers.
+	CancelRebuild(ctx context.Context, in *CancelRebuildRequest, opts ...grpc.CallOption) (*CancelRebuildResponse, error)
 }
 
 type repairServiceClient struct {
@@ -63,6 +103,16 @@ func (c *repairServiceClient) CreateRepair(ctx context.Context, in *CreateRepair
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CreateRepairResponse)
 	err := c.cc.Invoke(ctx, RepairService_CreateRepair_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *repairServiceClient) PlanRepair(ctx context.Context, in *PlanRepairRequest, opts ...grpc.CallOption) (*PlanRepairResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PlanRepairResponse)
+	err := c.cc.Invoke(ctx, RepairService_PlanRepair_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +149,69 @@ func (c *repairServiceClient) ListRepairs(ctx context.Context, in *ListRepairsRe
 	return out, nil
 }
 
+func (c *repairServiceClient) ListRepairItems(ctx context.Context, in *ListRepairItemsRequest, opts ...grpc.CallOption) (*ListRepairItemsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRepairItemsResponse)
+	err := c.cc.Invoke(ctx, RepairService_ListRepairItems_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *repairServiceClient) VerifyRepair(ctx context.Context, in *VerifyRepairRequest, opts ...grpc.CallOption) (*VerifyRepairResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyRepairResponse)
+	err := c.cc.Invoke(ctx, RepairService_VerifyRepair_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *repairServiceClient) WatchRepair(ctx context.Context, in *WatchRepairRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRepairResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &RepairService_ServiceDesc.Streams[0], RepairService_WatchRepair_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRepairRequest, WatchRepairResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RepairService_WatchRepairClient = grpc.ServerStreamingClient[WatchRepairResponse]
+
+func (c *repairServiceClient) CancelRepair(ctx context.Context, in *CancelRepairRequest, opts ...grpc.CallOption) (*CancelRepairResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelRepairResponse)
+	err := c.cc.Invoke(ctx, RepairService_CancelRepair_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *repairServiceClient) StartRebuild(ctx context.Context, in *StartRebuildRequest, opts ...grpc.CallOption) (*StartRebuildResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StartRebuildResponse)
 	err := c.cc.Invoke(ctx, RepairService_StartRebuild_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *repairServiceClient) ApproveRebuild(ctx context.Context, in *ApproveRebuildRequest, opts ...grpc.CallOption) (*ApproveRebuildResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApproveRebuildResponse)
+	err := c.cc.Invoke(ctx, RepairService_ApproveRebuild_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +228,45 @@ func (c *repairServiceClient) GetRebuild(ctx context.Context, in *GetRebuildRequ
 	return out, nil
 }
 
+func (c *repairServiceClient) ListRebuilds(ctx context.Context, in *ListRebuildsRequest, opts ...grpc.CallOption) (*ListRebuildsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListRebuildsResponse)
+	err := c.cc.Invoke(ctx, RepairService_ListRebuilds_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *repairServiceClient) WatchRebuild(ctx context.Context, in *WatchRebuildRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRebuildResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &RepairService_ServiceDesc.Streams[1], RepairService_WatchRebuild_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRebuildRequest, WatchRebuildResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RepairService_WatchRebuildClient = grpc.ServerStreamingClient[WatchRebuildResponse]
+
+func (c *repairServiceClient) CancelRebuild(ctx context.Context, in *CancelRebuildRequest, opts ...grpc.CallOption) (*CancelRebuildResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CancelRebuildResponse)
+	err := c.cc.Invoke(ctx, RepairService_CancelRebuild_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RepairServiceServer is the server API for RepairService service.
 // All implementations must embed UnimplementedRepairServiceServer
 // for forward compatibility.
@@ -127,20 +275,51 @@ func (c *repairServiceClient) GetRebuild(ctx context.Context, in *GetRebuildRequ
 // found by reconciliation, each class in its own way: replay with the existing
 // version (missing, stale), versioned tombstone (deletion not applied),
 // controlled rebuild (same version, wrong content), audited removal or
-// supersession (unexpected record). A repair is done only when verified.
+// supersession (unexpected record, target ahead of source). A repair is done
+// only when verified: a follow-up comparison of exactly its keys is clean.
+//
+// Repairs and rebuilds are resources with a state machine: get, list, watch
+// (server streaming) and cancel them. Every mutating call is audited with its
+// caller. Reads need viewer; planning, creating, verifying and cancelling
+// repairs operator; approvals and rebuilds admin, and the approver must differ
+// from the requester unless the server runs with --allow-self-approval.
 type RepairServiceServer interface {
-	// Plans a repair for discrepancies of a reconciliation run.
+	// Plans a repair for discrepancies of a reconciliation run: one repair per
+	// action. Replays and tombstones start at once; rebuilds and removals wait
+	// for approval. Idempotent by request_id.
 	CreateRepair(context.Context, *CreateRepairRequest) (*CreateRepairResponse, error)
-	// Approves a repair that needs approval (removals, rebuilds); admin only.
+	// Dry run of CreateRepair: what would be replayed, tombstoned, rebuilt or
+	// removed, with counts per action and per shard; changes nothing.
+	PlanRepair(context.Context, *PlanRepairRequest) (*PlanRepairResponse, error)
+	// Approves a repair that needs approval (removals, rebuilds); admin only,
+	// and not the requester (unless the server allows self-approval).
 	ApproveRepair(context.Context, *ApproveRepairRequest) (*ApproveRepairResponse, error)
-	// Returns one repair.
+	// Returns one repair and its state transitions.
 	GetRepair(context.Context, *GetRepairRequest) (*GetRepairResponse, error)
 	// Lists repairs, newest first.
 	ListRepairs(context.Context, *ListRepairsRequest) (*ListRepairsResponse, error)
+	// Lists the items of a repair (one per discrepancy) in plan order.
+	ListRepairItems(context.Context, *ListRepairItemsRequest) (*ListRepairItemsResponse, error)
+	// Runs the verification of a repair now (it also runs automatically after
+	// execution) and stores the result.
+	VerifyRepair(context.Context, *VerifyRepairRequest) (*VerifyRepairResponse, error)
+	// Streams the repair whenever it changes, until a terminal state.
+	WatchRepair(*WatchRepairRequest, grpc.ServerStreamingServer[WatchRepairResponse]) error
+	// Cancels a repair that has not ended; items already applied stay applied.
+	CancelRepair(context.Context, *CancelRepairRequest) (*CancelRepairResponse, error)
 	// Starts a controlled rebuild of a campaign's projection; admin with approval.
 	StartRebuild(context.Context, *StartRebuildRequest) (*StartRebuildResponse, error)
-	// Returns one rebuild.
+	// Approves a rebuild; admin only, and not the requester (unless the server
+	// allows self-approval).
+	ApproveRebuild(context.Context, *ApproveRebuildRequest) (*ApproveRebuildResponse, error)
+	// Returns one rebuild and its state transitions.
 	GetRebuild(context.Context, *GetRebuildRequest) (*GetRebuildResponse, error)
+	// Lists rebuilds, newest first.
+	ListRebuilds(context.Context, *ListRebuildsRequest) (*ListRebuildsResponse, error)
+	// Streams the rebuild whenever it changes, until a terminal state.
+	WatchRebuild(*WatchRebuildRequest, grpc.ServerStreamingServer[WatchRebuildResponse]) error
+	// Cancels a rebuild before it starts switching readers.
+	CancelRebuild(context.Context, *CancelRebuildRequest) (*CancelRebuildResponse, error)
 	mustEmbedUnimplementedRepairServiceServer()
 }
 
@@ -154,6 +333,9 @@ type UnimplementedRepairServiceServer struct{}
 func (UnimplementedRepairServiceServer) CreateRepair(context.Context, *CreateRepairRequest) (*CreateRepairResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateRepair not implemented")
 }
+func (UnimplementedRepairServiceServer) PlanRepair(context.Context, *PlanRepairRequest) (*PlanRepairResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method PlanRepair not implemented")
+}
 func (UnimplementedRepairServiceServer) ApproveRepair(context.Context, *ApproveRepairRequest) (*ApproveRepairResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApproveRepair not implemented")
 }
@@ -163,11 +345,35 @@ func (UnimplementedRepairServiceServer) GetRepair(context.Context, *GetRepairReq
 func (UnimplementedRepairServiceServer) ListRepairs(context.Context, *ListRepairsRequest) (*ListRepairsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListRepairs not implemented")
 }
+func (UnimplementedRepairServiceServer) ListRepairItems(context.Context, *ListRepairItemsRequest) (*ListRepairItemsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRepairItems not implemented")
+}
+func (UnimplementedRepairServiceServer) VerifyRepair(context.Context, *VerifyRepairRequest) (*VerifyRepairResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method VerifyRepair not implemented")
+}
+func (UnimplementedRepairServiceServer) WatchRepair(*WatchRepairRequest, grpc.ServerStreamingServer[WatchRepairResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchRepair not implemented")
+}
+func (UnimplementedRepairServiceServer) CancelRepair(context.Context, *CancelRepairRequest) (*CancelRepairResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelRepair not implemented")
+}
 func (UnimplementedRepairServiceServer) StartRebuild(context.Context, *StartRebuildRequest) (*StartRebuildResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method StartRebuild not implemented")
 }
+func (UnimplementedRepairServiceServer) ApproveRebuild(context.Context, *ApproveRebuildRequest) (*ApproveRebuildResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApproveRebuild not implemented")
+}
 func (UnimplementedRepairServiceServer) GetRebuild(context.Context, *GetRebuildRequest) (*GetRebuildResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetRebuild not implemented")
+}
+func (UnimplementedRepairServiceServer) ListRebuilds(context.Context, *ListRebuildsRequest) (*ListRebuildsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListRebuilds not implemented")
+}
+func (UnimplementedRepairServiceServer) WatchRebuild(*WatchRebuildRequest, grpc.ServerStreamingServer[WatchRebuildResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchRebuild not implemented")
+}
+func (UnimplementedRepairServiceServer) CancelRebuild(context.Context, *CancelRebuildRequest) (*CancelRebuildResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CancelRebuild not implemented")
 }
 func (UnimplementedRepairServiceServer) mustEmbedUnimplementedRepairServiceServer() {}
 func (UnimplementedRepairServiceServer) testEmbeddedByValue()                       {}
@@ -204,6 +410,24 @@ func _RepairService_CreateRepair_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(RepairServiceServer).CreateRepair(ctx, req.(*CreateRepairRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RepairService_PlanRepair_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PlanRepairRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).PlanRepair(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_PlanRepair_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).PlanRepair(ctx, req.(*PlanRepairRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -262,6 +486,71 @@ func _RepairService_ListRepairs_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RepairService_ListRepairItems_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRepairItemsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).ListRepairItems(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_ListRepairItems_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).ListRepairItems(ctx, req.(*ListRepairItemsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RepairService_VerifyRepair_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyRepairRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).VerifyRepair(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_VerifyRepair_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).VerifyRepair(ctx, req.(*VerifyRepairRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RepairService_WatchRepair_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRepairRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(RepairServiceServer).WatchRepair(m, &grpc.GenericServerStream[WatchRepairRequest, WatchRepairResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RepairService_WatchRepairServer = grpc.ServerStreamingServer[WatchRepairResponse]
+
+func _RepairService_CancelRepair_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelRepairRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).CancelRepair(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_CancelRepair_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).CancelRepair(ctx, req.(*CancelRepairRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _RepairService_StartRebuild_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StartRebuildRequest)
 	if err := dec(in); err != nil {
@@ -276,6 +565,24 @@ func _RepairService_StartRebuild_Handler(srv interface{}, ctx context.Context, d
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(RepairServiceServer).StartRebuild(ctx, req.(*StartRebuildRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RepairService_ApproveRebuild_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApproveRebuildRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).ApproveRebuild(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_ApproveRebuild_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).ApproveRebuild(ctx, req.(*ApproveRebuildRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -298,6 +605,53 @@ func _RepairService_GetRebuild_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _RepairService_ListRebuilds_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRebuildsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).ListRebuilds(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_ListRebuilds_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).ListRebuilds(ctx, req.(*ListRebuildsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _RepairService_WatchRebuild_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRebuildRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(RepairServiceServer).WatchRebuild(m, &grpc.GenericServerStream[WatchRebuildRequest, WatchRebuildResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type RepairService_WatchRebuildServer = grpc.ServerStreamingServer[WatchRebuildResponse]
+
+func _RepairService_CancelRebuild_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CancelRebuildRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RepairServiceServer).CancelRebuild(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: RepairService_CancelRebuild_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RepairServiceServer).CancelRebuild(ctx, req.(*CancelRebuildRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // RepairService_ServiceDesc is the grpc.ServiceDesc for RepairService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -308,6 +662,10 @@ var RepairService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateRepair",
 			Handler:    _RepairService_CreateRepair_Handler,
+		},
+		{
+			MethodName: "PlanRepair",
+			Handler:    _RepairService_PlanRepair_Handler,
 		},
 		{
 			MethodName: "ApproveRepair",
@@ -322,14 +680,49 @@ var RepairService_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _RepairService_ListRepairs_Handler,
 		},
 		{
+			MethodName: "ListRepairItems",
+			Handler:    _RepairService_ListRepairItems_Handler,
+		},
+		{
+			MethodName: "VerifyRepair",
+			Handler:    _RepairService_VerifyRepair_Handler,
+		},
+		{
+			MethodName: "CancelRepair",
+			Handler:    _RepairService_CancelRepair_Handler,
+		},
+		{
 			MethodName: "StartRebuild",
 			Handler:    _RepairService_StartRebuild_Handler,
+		},
+		{
+			MethodName: "ApproveRebuild",
+			Handler:    _RepairService_ApproveRebuild_Handler,
 		},
 		{
 			MethodName: "GetRebuild",
 			Handler:    _RepairService_GetRebuild_Handler,
 		},
+		{
+			MethodName: "ListRebuilds",
+			Handler:    _RepairService_ListRebuilds_Handler,
+		},
+		{
+			MethodName: "CancelRebuild",
+			Handler:    _RepairService_CancelRebuild_Handler,
+		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchRepair",
+			Handler:       _RepairService_WatchRepair_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchRebuild",
+			Handler:       _RepairService_WatchRebuild_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "fitness/v1/repair.proto",
 }
