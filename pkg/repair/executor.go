@@ -635,11 +635,11 @@ func (e *Executor) signals(ctx context.Context) {
 			if err != nil {
 				return err
 			}
-			g := e.m.repairs
+			g, states := e.m.repairs, States
 			if rebuilds {
-				g = e.m.rebuilds
+				g, states = e.m.rebuilds, rebuildStates
 			}
-			for _, s := range States {
+			for _, s := range states {
 				g.WithLabelValues(s).Set(float64(counts[s]))
 			}
 		}

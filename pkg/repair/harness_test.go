@@ -2,7 +2,6 @@ package repair_test
 
 import (
 	"context"
-	"sort"
 	"testing"
 	"time"
 
@@ -154,14 +153,5 @@ func (f *fixture) states(t *testing.T, id string) []string {
 		}
 		out = append(out, tr.From+">"+tr.To)
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[int64]V) []int64 {
-	var out []int64
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }

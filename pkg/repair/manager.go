@@ -250,7 +250,7 @@ func (m *Manager) item(ctx context.Context, detectID int64, d reconcile.StoredDi
 	if a == ActionRemove {
 		rows, err := m.editor.Origins(ctx, detectID, d.DataID)
 		if err != nil {
-			return Item{}, fmt.Errorf("%w: reading the origins of record %d in the projection: %v", ErrUnavailable, d.DataID, err)
+			return Item{}, fmt.Errorf("%w: reading the origins of record %d in the projection: %w", ErrUnavailable, d.DataID, err)
 		}
 		for _, r := range rows {
 			if r.Version > it.SourceVersion {
@@ -271,7 +271,7 @@ func (m *Manager) EpochFloor(ctx context.Context, scope reconcile.Scope) (uint16
 	if m.epochs != nil {
 		e, err := m.epochs.MaxEpoch(ctx, scope)
 		if err != nil {
-			return 0, fmt.Errorf("%w: reading the projection's epochs: %v", ErrUnavailable, err)
+			return 0, fmt.Errorf("%w: reading the projection's epochs: %w", ErrUnavailable, err)
 		}
 		floor = max(floor, e)
 	}

@@ -4,6 +4,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// rebuildStates are the states a rebuild takes (it verifies itself before
+// switching readers, so it is never AWAITING_VERIFICATION).
+var rebuildStates = []string{StateAwaitingApproval, StateExecuting, StateVerified, StateFailed, StateCancelled}
+
 // metrics are the repair signals (see deploy/prometheus/alerts.yml, group
 // resultsync-repair). The state gauges are read from the store, so every
 // instance reports the same totals.
@@ -37,6 +41,8 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	for _, s := range States {
 		m.repairs.WithLabelValues(s)
+	}
+	for _, s := range rebuildStates {
 		m.rebuilds.WithLabelValues(s)
 	}
 	if reg != nil {

@@ -194,13 +194,13 @@ func TestCreateIsIdempotentByRequestID(t *testing.T) {
 		}},
 		{"same id, other reason", func() repair.CreateRequest { r := req; r.Reason = "other"; return r }(), func(_ []repair.Repair, err error) error {
 			if !errors.Is(err, repair.ErrRequestReused) {
-				return fmt.Errorf("got %v, want ErrRequestReused", err)
+				return fmt.Errorf("got %w, want ErrRequestReused", err)
 			}
 			return nil
 		}},
 		{"new id, everything covered", func() repair.CreateRequest { r := req; r.RequestID = "req-2"; return r }(), func(_ []repair.Repair, err error) error {
 			if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), "nothing to repair") {
-				return fmt.Errorf("got %v, want nothing to repair", err)
+				return fmt.Errorf("got %w, want nothing to repair", err)
 			}
 			return nil
 		}},
@@ -210,7 +210,7 @@ func TestCreateIsIdempotentByRequestID(t *testing.T) {
 			return r
 		}(), func(_ []repair.Repair, err error) error {
 			if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), "active repair") {
-				return fmt.Errorf("got %v, want already in an active repair", err)
+				return fmt.Errorf("got %w, want already in an active repair", err)
 			}
 			return nil
 		}},

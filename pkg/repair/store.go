@@ -53,13 +53,6 @@ func clip(s string, n int) string {
 
 func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-func nullTime(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t
-}
-
 func timeOf(t sql.NullTime) time.Time {
 	if t.Valid {
 		return t.Time
@@ -515,29 +508,32 @@ func (s *Store) Covered(ctx context.Context, runID string) (map[string]Cover, er
 func (s *Store) ActiveRecords(ctx context.Context, dataIDs []int64) (map[int64]string, error) {
 	out := map[int64]string{}
 	for i := 0; i < len(dataIDs); i += itemBatch {
-		chunk := dataIDs[i:min(i+itemBatch, len(dataIDs))]
-		args := make([]any, len(chunk))
-		for j, id := range chunk {
-			args[j] = id
-		}
-		rows, err := s.db.QueryContext(ctx, "SELECT active_data_id, repair_id FROM repair_item WHERE active_data_id IN ("+inList(len(chunk))+")", args...)
-		if err != nil {
-			return nil, fmt.Errorf("reading active repairs of records: %w", err)
-		}
-		for rows.Next() {
-			var id int64
-			var r string
-			if err := rows.Scan(&id, &r); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("reading active repairs of records: %w", err)
-			}
-			out[id] = r
-		}
-		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("reading active repairs of records: %w", err)
+		if err := s.activeRecords(ctx, dataIDs[i:min(i+itemBatch, len(dataIDs))], out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+func (s *Store) activeRecords(ctx context.Context, chunk []int64, out map[int64]string) error {
+	args := make([]any, len(chunk))
+	for j, id := range chunk {
+		args[j] = id
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT active_data_id, repair_id FROM repair_item WHERE active_data_id IN ("+inList(len(chunk))+")", args...)
+	if err != nil {
+		return fmt.Errorf("reading active repairs of records: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var r string
+		if err := rows.Scan(&id, &r); err != nil {
+			return fmt.Errorf("reading active repairs of records: %w", err)
+		}
+		out[id] = r
+	}
+	return rows.Err()
 }
 
 // Approve moves a repair from AWAITING_APPROVAL to EXECUTING, and its

@@ -41,11 +41,11 @@ func (v *Verifier) compare(ctx context.Context, scope reconcile.Scope, items []I
 		}
 		src, err := v.src.Records(ctx, scope, 0, nil, ids)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: verification read of the shards: %v", ErrUnavailable, err)
+			return nil, nil, fmt.Errorf("%w: verification read of the shards: %w", ErrUnavailable, err)
 		}
 		dst, err := v.dst.Records(ctx, scope, 0, nil, ids)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: verification read of the projection: %v", ErrUnavailable, err)
+			return nil, nil, fmt.Errorf("%w: verification read of the projection: %w", ErrUnavailable, err)
 		}
 		for _, it := range chunk {
 			var s, d *reconcile.Record

@@ -156,12 +156,12 @@ func toStatus(err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, repair.ErrRequestReused), errors.Is(err, repair.ErrFailedPrecondition):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, repair.ErrUnavailable):
-		return status.Error(codes.Unavailable, err.Error())
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, repair.ErrUnavailable):
+		return status.Error(codes.Unavailable, err.Error())
 	case mysqldb.IsRetryable(err):
 		return status.Error(codes.Aborted, "transaction rolled back for contention; retry: "+err.Error())
 	case mysqldb.IsUnavailable(err):

@@ -426,21 +426,11 @@ func (rb *Rebuilder) Rebuild(ctx context.Context, scope reconcile.Scope, epoch u
 	}
 	var rows []chstore.Row
 	for i, db := range rb.Env.ShardDB {
-		q, err := db.QueryContext(ctx, "SELECT data_id, school_id, CAST(result AS CHAR), version, is_deleted FROM fitness_result WHERE detect_id = ?", scope.DetectID)
+		got, err := sourceRows(ctx, db, scope.DetectID, epoch, rb.Env.Shards.Shards[i].ID)
 		if err != nil {
 			return 0, err
 		}
-		for q.Next() {
-			r := Rec{Epoch: epoch}
-			if err := q.Scan(&r.ID, &r.School, &r.Result, &r.Version, &r.Deleted); err != nil {
-				q.Close()
-				return 0, err
-			}
-			rows = append(rows, row(r, rb.Env.Shards.Shards[i].ID))
-		}
-		if err := q.Close(); err != nil {
-			return 0, err
-		}
+		rows = append(rows, got...)
 	}
 	total := int64(len(rows))
 	if err := report(repair.PhaseBuilding, 0, total); err != nil {
@@ -455,6 +445,24 @@ func (rb *Rebuilder) Rebuild(ctx context.Context, scope reconcile.Scope, epoch u
 		}
 	}
 	return total, nil
+}
+
+// sourceRows reads every record of a campaign on one shard as projection rows at epoch.
+func sourceRows(ctx context.Context, db *sql.DB, detectID int64, epoch uint16, shardID string) ([]chstore.Row, error) {
+	q, err := db.QueryContext(ctx, "SELECT data_id, school_id, CAST(result AS CHAR), version, is_deleted FROM fitness_result WHERE detect_id = ?", detectID)
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	var out []chstore.Row
+	for q.Next() {
+		r := Rec{Epoch: epoch}
+		if err := q.Scan(&r.ID, &r.School, &r.Result, &r.Version, &r.Deleted); err != nil {
+			return nil, err
+		}
+		out = append(out, row(r, shardID))
+	}
+	return out, q.Err()
 }
 
 // Phases lists the phases reported so far.

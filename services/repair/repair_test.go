@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// The local profile starts with defaults; impossible settings are refused
+// at start-up, naming the setting.
+func TestConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // substring of the error; empty: valid
+	}{
+		{"local defaults", []string{"--profile=local"}, ""},
+		{"self-approval", []string{"--profile=local", "--allow-self-approval"}, ""},
+		{"no rate", []string{"--profile=local", "--rows-per-second=0"}, "rows-per-second"},
+		{"lease below three polls", []string{"--profile=local", "--poll=1s", "--lease=2s"}, "lease"},
+		{"verify timeout below its poll", []string{"--profile=local", "--verify-timeout=1s", "--verify-poll=2s"}, "verify-timeout"},
+		{"epoch floor out of range", []string{"--profile=local", "--epoch-floor=70000"}, "epoch-floor"},
+		{"one shard", []string{"--profile=local", "--shards=shard-0=u:p@tcp(127.0.0.1:1)/a"}, "two shards"},
+		{"production without settings", []string{"--profile="}, "shards"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("RS_PROFILE", "")
+			for _, k := range []string{"RS_SHARDS", "RS_CONTROL_DSN", "RS_CH_ADDR", "RS_AUTH_TOKENS"} {
+				t.Setenv(k, "")
+			}
+			var c Config
+			err := c.load(tc.args)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("load = %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("load = %v; want an error naming %q", err, tc.want)
+			}
+			if tc.want == "" && c.Executor.RowsPerSecond != 5000 {
+				t.Errorf("rows per second = %d, want the default 5000", c.Executor.RowsPerSecond)
+			}
+		})
+	}
+}
