@@ -14,7 +14,7 @@ LOCAL_ENV := set -euo pipefail; export RS_MYSQL_ENGINE=mysql; . deploy/local/env
 SHARD_PKGS := ./pkg/schema/ ./pkg/resultstore/ ./pkg/resultapi/ ./pkg/outbox/... ./pkg/relay/ ./pkg/outboxapi/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/replay/
 # Packages whose tests run ClickHouse SQL: `make test` runs them again on a current
 # ClickHouse (26.x, in-process through chdb-core).
-CH_PKGS := ./pkg/schema/ ./pkg/chstore/ ./pkg/consumer/ ./pkg/reconcile/ ./pkg/reconcileapi/
+CH_PKGS := ./pkg/schema/ ./pkg/chstore/ ./pkg/consumer/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/rebuild/
 
 .PHONY: help
 help: ## Show this help.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
@@ -16,6 +17,12 @@ import (
 // Writer stores a batch synchronously (chstore.Projection).
 type Writer interface {
 	Insert(ctx context.Context, rows []chstore.Row) error
+}
+
+// EpochFloorReader reads the epoch floor: the lowest transformation epoch
+// still allowed to write (chstore.Projection; see pkg/rebuild).
+type EpochFloorReader interface {
+	EpochFloor(ctx context.Context) (uint16, error)
 }
 
 // DeadLetterer takes an event that can never be written.
@@ -30,7 +37,13 @@ type Config struct {
 	Epoch     uint16        // transformation epoch written with every row
 	RetryBase time.Duration // first wait after a failed insert
 	RetryMax  time.Duration // longest wait between insert attempts
+	// EpochCheck is how long a read epoch floor is trusted before it is read
+	// again (0: DefaultEpochCheck).
+	EpochCheck time.Duration
 }
+
+// DefaultEpochCheck is how often, at most, the epoch floor is re-read.
+const DefaultEpochCheck = 5 * time.Second
 
 // DefaultConfig is a sane default.
 func DefaultConfig() Config {
@@ -39,8 +52,8 @@ func DefaultConfig() Config {
 
 // Validate rejects impossible settings.
 func (c Config) Validate() error {
-	if c.BatchSize < 1 || c.BatchWait <= 0 || c.RetryBase <= 0 || c.RetryMax < c.RetryBase {
-		return fmt.Errorf("consumer config: need batch size >= 1, batch wait > 0, 0 < retry base <= retry max (got %+v)", c)
+	if c.BatchSize < 1 || c.BatchWait <= 0 || c.RetryBase <= 0 || c.RetryMax < c.RetryBase || c.EpochCheck < 0 {
+		return fmt.Errorf("consumer config: need batch size >= 1, batch wait > 0, 0 < retry base <= retry max, epoch check >= 0 (got %+v)", c)
 	}
 	return nil
 }
@@ -67,9 +80,17 @@ type Consumer struct {
 	m     *metrics
 	hooks Hooks
 	now   func() time.Time
+
+	floor   EpochFloorReader // nil: w does not read the floor
+	floorAt time.Time        // when floorV was read (zero: never)
+	floorV  uint16
+	retired atomic.Pointer[EpochRetiredError]
 }
 
 // New returns a consumer reading cons. lag may be shared with the status API.
+// When w also reads the epoch floor (EpochFloorReader, as chstore.Projection
+// does), the consumer refuses to write once cfg.Epoch is below the floor
+// (see Run).
 func New(log *slog.Logger, cfg Config, cons pulsar.Consumer, w Writer, dlq DeadLetterer, lag *Lag, reg prometheus.Registerer, hooks Hooks) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -77,7 +98,67 @@ func New(log *slog.Logger, cfg Config, cons pulsar.Consumer, w Writer, dlq DeadL
 	if lag == nil {
 		lag = NewLag()
 	}
-	return &Consumer{log: log, cfg: cfg, cons: cons, w: w, dlq: dlq, lag: lag, m: newMetrics(reg, lag), hooks: hooks, now: time.Now}, nil
+	if cfg.EpochCheck == 0 {
+		cfg.EpochCheck = DefaultEpochCheck
+	}
+	c := &Consumer{log: log, cfg: cfg, cons: cons, w: w, dlq: dlq, lag: lag, m: newMetrics(reg, lag), hooks: hooks, now: time.Now}
+	if f, ok := w.(EpochFloorReader); ok {
+		c.floor = f
+	}
+	return c, nil
+}
+
+// ErrEpochRetired is returned (wrapped in an *EpochRetiredError) by Run when
+// the consumer's transformation epoch is below the epoch floor.
+var ErrEpochRetired = errors.New("transformation epoch retired")
+
+// EpochRetiredError says a consumer's epoch was retired by a rebuild.
+type EpochRetiredError struct {
+	Epoch, Floor uint16
+}
+
+func (e *EpochRetiredError) Error() string {
+	return fmt.Sprintf("consumer epoch %d is retired: the projection's epoch floor is %d (a verified rebuild retired every epoch below it); "+
+		"nothing is written or acknowledged; run the fixed transformation with --epoch >= %d", e.Epoch, e.Floor, e.Floor)
+}
+
+// Is makes errors.Is(err, ErrEpochRetired) hold.
+func (e *EpochRetiredError) Is(target error) bool { return target == ErrEpochRetired }
+
+// Retired returns the *EpochRetiredError once the consumer found its epoch
+// retired (it then writes nothing more), nil otherwise. Safe for concurrent
+// use (e.g. by a health check).
+func (c *Consumer) Retired() error {
+	if e := c.retired.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// checkEpoch returns an *EpochRetiredError when the consumer's epoch is below
+// the floor, or the error of reading it. The floor is re-read when the last
+// read is older than cfg.EpochCheck. Called by one goroutine at a time.
+func (c *Consumer) checkEpoch(ctx context.Context) error {
+	if c.floor == nil {
+		return nil
+	}
+	if e := c.retired.Load(); e != nil {
+		return e
+	}
+	if c.floorAt.IsZero() || c.now().Sub(c.floorAt) >= c.cfg.EpochCheck {
+		f, err := c.floor.EpochFloor(ctx)
+		if err != nil {
+			return fmt.Errorf("checking the epoch floor: %w", err)
+		}
+		c.floorV, c.floorAt = f, c.now()
+	}
+	if c.cfg.Epoch < c.floorV {
+		e := &EpochRetiredError{Epoch: c.cfg.Epoch, Floor: c.floorV}
+		c.retired.Store(e)
+		c.log.Error("transformation epoch retired: refusing to write", "epoch", e.Epoch, "epoch_floor", e.Floor)
+		return e
+	}
+	return nil
 }
 
 // Lag returns the consumer's lag tracker.
@@ -91,7 +172,18 @@ var ErrCrashed = errors.New("consumer stopped between insert and acknowledgment"
 // receiving and inserting overlap. Messages of a batch that was not written
 // are never acknowledged, so the broker redelivers them (to this instance
 // after a reconnect, or to another).
+//
+// Epoch floor: Run checks it before receiving and before every insert
+// (re-reading it at most every cfg.EpochCheck). When the consumer's epoch is
+// below it, nothing more is inserted or acknowledged and Run returns an
+// *EpochRetiredError (errors.Is ErrEpochRetired). While the floor cannot be
+// read, a batch is not written (as when the insert fails) and is retried.
 func (c *Consumer) Run(ctx context.Context) (runErr error) {
+	if err := c.checkEpoch(ctx); errors.Is(err, ErrEpochRetired) {
+		return err
+	} else if err != nil {
+		c.log.Warn("epoch floor unreadable at start; checked again before every insert", "err", err)
+	}
 	type batch struct {
 		msgs []pulsar.Message
 		rows []chstore.Row
@@ -181,15 +273,21 @@ func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chst
 		for i := range rows {
 			rows[i].IngestMs = ingest
 		}
-		start := time.Now()
-		err := c.w.Insert(ctx, rows)
-		acked = time.Now()
-		c.m.insertSeconds.Observe(acked.Sub(start).Seconds())
+		err := c.checkEpoch(ctx)
+		if errors.Is(err, ErrEpochRetired) {
+			return err // nothing inserted, nothing acknowledged
+		}
+		if err == nil {
+			start := time.Now()
+			err = c.w.Insert(ctx, rows)
+			acked = time.Now()
+			c.m.insertSeconds.Observe(acked.Sub(start).Seconds())
+		}
 		if err == nil {
 			break
 		}
 		c.m.insertFailures.Inc()
-		c.log.Error("insert failed; nothing acknowledged, retrying", "rows", len(rows), "attempt", attempt, "err", err, "retry_in", wait)
+		c.log.Error("batch not written; nothing acknowledged, retrying", "rows", len(rows), "attempt", attempt, "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
 			return nil // unacknowledged: redelivered later

@@ -50,6 +50,8 @@ func (c *Config) load(args []string) error {
 	l.Duration(&c.Consumer.RetryBase, "retry-base", "RS_CONSUMER_RETRY_BASE", d.RetryBase, "first wait after a failed insert")
 	l.Duration(&c.Consumer.RetryMax, "retry-max", "RS_CONSUMER_RETRY_MAX", d.RetryMax, "longest wait between insert attempts")
 	l.Int(&c.Epoch, "epoch", "RS_CONSUMER_EPOCH", 0, "transformation epoch written with every row (bump when a mapping defect is fixed)")
+	l.Duration(&c.Consumer.EpochCheck, "epoch-check", "RS_CONSUMER_EPOCH_CHECK", consumer.DefaultEpochCheck,
+		"longest time a read epoch floor is trusted; an epoch below the floor stops the consumer")
 	if err := l.Parse(args); err != nil {
 		return err
 	}
@@ -99,16 +101,29 @@ func realMain(ctx context.Context, args []string) error {
 		return err
 	}
 
+	// A retired epoch is terminal: the server stops (health NOT_SERVING) and
+	// the process exits non-zero, so a deployment still running a retired
+	// transformation is visible instead of silently idle.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var retired error
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		if err := consume(ctx, log, client, cfg, lag, srv, &projMu, &proj); err != nil {
 			log.Error("consumer stopped", "err", err)
+			if errors.Is(err, consumer.ErrEpochRetired) {
+				retired = err
+				stop()
+			}
 		}
 	}()
 	err = srv.Serve(ctx)
 	wg.Wait()
+	if retired != nil {
+		return retired
+	}
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/rebuild"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
 	"github.com/resultsync/resultsync/pkg/replay"
@@ -36,20 +37,16 @@ func newReplayer(w wiring) (repair.Replayer, error) {
 	return replay.New(w.Shards, w.ShardDBs), nil
 }
 
-// newTargetEditor returns the projection's origins and removal
-// (pkg/chstore). Until it is wired, a placeholder whose every call fails
-// with errNotWired: plans with removals answer UNAVAILABLE.
+// newTargetEditor returns the projection's origins and approved removals
+// (pkg/chstore, ClickHouse mutations waited for).
 func newTargetEditor(w wiring) (repair.TargetEditor, error) {
-	_ = w
-	return notWired{"target editor (pkg/chstore)"}, nil
+	return chstore.NewProjection(w.CH), nil
 }
 
-// newRebuilder returns the controlled rebuild (pkg/rebuild). Until it is
-// wired, a placeholder whose every call fails with errNotWired: approved
-// rebuilds fail with that reason.
+// newRebuilder returns the controlled rebuild (pkg/rebuild): staging table,
+// catch-up, verification, atomic switch, epoch retirement.
 func newRebuilder(w wiring) (repair.Rebuilder, error) {
-	_ = w
-	return notWired{"rebuilder (pkg/rebuild)"}, nil
+	return rebuild.New(w.ShardDBs, w.Shards.IDs(), w.CH, rebuild.Options{RowsPerSecond: w.RowsPerSecond, Log: w.Log}), nil
 }
 
 // newEpochSource returns what the epoch floor of a new rebuild is read
