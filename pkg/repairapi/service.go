@@ -578,28 +578,45 @@ func (s *Service) WatchRepair(req *fitnessv1.WatchRepairRequest, stream fitnessv
 	if err := v.err(); err != nil {
 		return err
 	}
-	ctx := stream.Context()
-	var last *fitnessv1.Repair
+	return watch(stream.Context(), s.poll,
+		func(ctx context.Context) (*fitnessv1.Repair, bool, error) {
+			r, err := s.store.GetRepair(ctx, req.GetRepairId())
+			if err != nil {
+				return nil, false, err
+			}
+			return repairProto(r, nil), r.Terminal(), nil
+		},
+		func(last, p *fitnessv1.Repair) bool {
+			return last.GetState() != p.GetState() || last.GetItemsDone() != p.GetItemsDone() || last.GetItemsFailed() != p.GetItemsFailed() ||
+				last.GetVerification() != p.GetVerification() || last.GetMessage() != p.GetMessage() || last.GetApprovedBy() != p.GetApprovedBy()
+		},
+		func(p *fitnessv1.Repair) error { return stream.Send(&fitnessv1.WatchRepairResponse{Repair: p}) })
+}
+
+// watch polls a resource every poll and sends it whenever changed says it
+// moved (and once at the start), until it is terminal or ctx ends.
+func watch[P any](ctx context.Context, poll time.Duration, fetch func(context.Context) (P, bool, error),
+	changed func(last, cur P) bool, send func(P) error) error {
+	var last P
+	first := true
 	for {
-		r, err := s.store.GetRepair(ctx, req.GetRepairId())
+		p, terminal, err := fetch(ctx)
 		if err != nil {
 			return toStatus(err)
 		}
-		p := repairProto(r, nil)
-		if last == nil || last.GetState() != p.GetState() || last.GetItemsDone() != p.GetItemsDone() || last.GetItemsFailed() != p.GetItemsFailed() ||
-			last.GetVerification() != p.GetVerification() || last.GetMessage() != p.GetMessage() || last.GetApprovedBy() != p.GetApprovedBy() {
-			if err := stream.Send(&fitnessv1.WatchRepairResponse{Repair: p}); err != nil {
+		if first || changed(last, p) {
+			if err := send(p); err != nil {
 				return err
 			}
-			last = p
+			last, first = p, false
 		}
-		if r.Terminal() {
+		if terminal {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
-		case <-time.After(s.poll):
+		case <-time.After(poll):
 		}
 	}
 }
@@ -747,30 +764,19 @@ func (s *Service) WatchRebuild(req *fitnessv1.WatchRebuildRequest, stream fitnes
 	if err := v.err(); err != nil {
 		return err
 	}
-	ctx := stream.Context()
-	var last *fitnessv1.Rebuild
-	for {
-		rb, err := s.store.GetRebuild(ctx, req.GetRebuildId())
-		if err != nil {
-			return toStatus(err)
-		}
-		p := rebuildProto(rb)
-		if last == nil || last.GetState() != p.GetState() || last.GetPhase() != p.GetPhase() || last.GetRowsWritten() != p.GetRowsWritten() ||
-			last.GetRowsTotal() != p.GetRowsTotal() || last.GetMessage() != p.GetMessage() {
-			if err := stream.Send(&fitnessv1.WatchRebuildResponse{Rebuild: p}); err != nil {
-				return err
+	return watch(stream.Context(), s.poll,
+		func(ctx context.Context) (*fitnessv1.Rebuild, bool, error) {
+			rb, err := s.store.GetRebuild(ctx, req.GetRebuildId())
+			if err != nil {
+				return nil, false, err
 			}
-			last = p
-		}
-		if rb.Terminal() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		case <-time.After(s.poll):
-		}
-	}
+			return rebuildProto(rb), rb.Terminal(), nil
+		},
+		func(last, p *fitnessv1.Rebuild) bool {
+			return last.GetState() != p.GetState() || last.GetPhase() != p.GetPhase() || last.GetRowsWritten() != p.GetRowsWritten() ||
+				last.GetRowsTotal() != p.GetRowsTotal() || last.GetMessage() != p.GetMessage()
+		},
+		func(p *fitnessv1.Rebuild) error { return stream.Send(&fitnessv1.WatchRebuildResponse{Rebuild: p}) })
 }
 
 // CancelRebuild implements fitness.v1.RepairService.
