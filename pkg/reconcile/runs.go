@@ -164,6 +164,8 @@ type StoredDiscrepancy struct {
 	RunID   string
 	Seq     int64
 	Created time.Time
+	// Resolved is set once a verified repair fixed it (MarkResolved).
+	Resolved bool
 	Discrepancy
 }
 
@@ -193,7 +195,7 @@ func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID 
 // optionally of one class.
 func (s *RunStore) Discrepancies(ctx context.Context, runID string, class Class, afterDataID int64, limit int) ([]StoredDiscrepancy, error) {
 	q := `SELECT discrepancy_id, class, data_id, src_present, src_version, src_deleted, src_canonical,
-		dst_present, dst_version, dst_deleted, dst_canonical, create_time FROM discrepancy WHERE run_id = ? AND data_id > ?`
+		dst_present, dst_version, dst_deleted, dst_canonical, create_time, resolved FROM discrepancy WHERE run_id = ? AND data_id > ?`
 	args := []any{runID, afterDataID}
 	if class != 0 {
 		q += " AND class = ?"
@@ -212,7 +214,7 @@ func (s *RunStore) Discrepancies(ctx context.Context, runID string, class Class,
 		var sp, dp bool
 		var src, dst Record
 		if err := rows.Scan(&d.ID, &d.Class, &d.DataID, &sp, &src.Version, &src.Deleted, &src.Canonical,
-			&dp, &dst.Version, &dst.Deleted, &dst.Canonical, &d.Created); err != nil {
+			&dp, &dst.Version, &dst.Deleted, &dst.Canonical, &d.Created, &d.Resolved); err != nil {
 			return nil, fmt.Errorf("listing discrepancies: %w", err)
 		}
 		d.RunID = runID

@@ -210,7 +210,7 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	for _, d := range ds {
 		resp.Discrepancies = append(resp.Discrepancies, &fitnessv1.Discrepancy{
 			DiscrepancyId: d.ID, RunId: d.RunID, Class: fitnessv1.DiscrepancyClass(d.Class), DataId: d.DataID, DetectId: run.Scope.DetectID,
-			Source: side(d.Source), Target: side(d.Target), CreateTime: timestamppb.New(d.Created),
+			Source: side(d.Source), Target: side(d.Target), CreateTime: timestamppb.New(d.Created), Resolved: d.Resolved,
 		})
 	}
 	return resp, nil

@@ -1,8 +1,10 @@
-package main
+package repairsvc_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/resultsync/resultsync/pkg/service/repairsvc"
 )
 
 // The local profile starts with defaults; impossible settings are refused
@@ -27,8 +29,7 @@ func TestConfig(t *testing.T) {
 			for _, k := range []string{"RS_SHARDS", "RS_CONTROL_DSN", "RS_CH_ADDR", "RS_AUTH_TOKENS"} {
 				t.Setenv(k, "")
 			}
-			var c Config
-			err := c.load(tc.args)
+			c, err := repairsvc.Load(tc.args)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("load = %v", err)

@@ -1,0 +1,202 @@
+// Package repairsvc is the repair server as one component: Load reads its
+// configuration, New assembles it (shard, control and ClickHouse pools, the
+// replayer, the projection editor, the rebuilder, the executor and the
+// authenticated RepairService) and Run serves it under the supervisor of
+// pkg/server, with a probe per dependency. services/repair and the tests
+// build the server through New.
+package repairsvc
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/audit"
+	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/rebuild"
+	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/repair"
+	"github.com/resultsync/resultsync/pkg/repairapi"
+	"github.com/resultsync/resultsync/pkg/replay"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/stores"
+)
+
+// Config is the repair server's configuration.
+type Config struct {
+	Server server.Config
+	// Stores locate the shards (the authoritative side: replays,
+	// verification), the control database (repairs, discrepancies, audit
+	// log) and the projection (origins, removals, rebuilds, verification).
+	Stores   stores.Settings
+	Executor repair.ExecutorConfig
+	// AllowSelfApproval is the documented single-operator setting: the
+	// requester of a removal or rebuild may approve it. Off by default: the
+	// approver must be another admin.
+	AllowSelfApproval bool
+	// EpochFloor is the transformation epoch of the live consumer path; a
+	// rebuild's epoch must exceed it (and every epoch stored in its scope).
+	EpochFloor int
+	// MaxItems caps the discrepancies of one CreateRepair.
+	MaxItems int
+}
+
+// Load reads the configuration from args (without the program name) and the
+// environment, and validates it. Every missing, malformed or impossible
+// setting is reported in one error; no secret appears in it. --help returns
+// flag.ErrHelp after printing the usage.
+func Load(args []string) (Config, error) {
+	var c Config
+	l := config.NewLoader("repair")
+	c.Server.Flags(l, "RS_REPAIR", "127.0.0.1:7105", "127.0.0.1:7205")
+	c.Stores.Flags(l, stores.Help{Shards: "the authoritative side: replays, verification",
+		Control: "repairs, discrepancies, audit log", ClickHouse: "origins, removals, rebuilds, verification"})
+	d := repair.DefaultExecutorConfig()
+	l.Int(&c.Executor.RowsPerSecond, "rows-per-second", "RS_REPAIR_ROWS_PER_SECOND", d.RowsPerSecond, "rows repaired per second on each shard, over every running repair")
+	l.Int(&c.Executor.WorkersPerShard, "workers-per-shard", "RS_REPAIR_WORKERS_PER_SHARD", d.WorkersPerShard, "items of one repair applied at once per shard (within the rate)")
+	l.Int(&c.Executor.MaxConcurrent, "max-concurrent", "RS_REPAIR_MAX_CONCURRENT", d.MaxConcurrent, "repairs and rebuilds run at once")
+	l.Duration(&c.Executor.Poll, "poll", "RS_REPAIR_POLL", d.Poll, "how often runnable repairs are looked for and leases renewed")
+	l.Duration(&c.Executor.Lease, "lease", "RS_REPAIR_LEASE", d.Lease, "how long a crashed server's repairs wait before another resumes them (>= 3 polls)")
+	l.Duration(&c.Executor.VerifyTimeout, "verify-timeout", "RS_REPAIR_VERIFY_TIMEOUT", d.VerifyTimeout, "verification deadline: keys still wrong after it fail the repair")
+	l.Duration(&c.Executor.VerifyPoll, "verify-poll", "RS_REPAIR_VERIFY_POLL", d.VerifyPoll, "how often an unfinished verification compares again")
+	l.Int(&c.Executor.ItemAttempts, "item-attempts", "RS_REPAIR_ITEM_ATTEMPTS", d.ItemAttempts, "attempts to apply one item before it fails")
+	l.Duration(&c.Executor.RetryBackoff, "retry-backoff", "RS_REPAIR_RETRY_BACKOFF", d.RetryBackoff, "wait before an item's second attempt (doubled after)")
+	l.Bool(&c.AllowSelfApproval, "allow-self-approval", "RS_REPAIR_ALLOW_SELF_APPROVAL", false,
+		"single-operator setting: let the requester of a removal or rebuild approve it (default: another admin must)")
+	l.Int(&c.EpochFloor, "epoch-floor", "RS_REPAIR_EPOCH_FLOOR", 0, "transformation epoch of the live consumer path; rebuild epochs must exceed it")
+	l.Int(&c.MaxItems, "max-items", "RS_REPAIR_MAX_ITEMS", 100000, "discrepancies of one CreateRepair at most (the rest in later requests)")
+	err := l.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return Config{}, err
+	}
+	// Missing settings are named by Parse; validate the rest alongside.
+	if err := errors.Join(err, c.validate()); err != nil {
+		return Config{}, fmt.Errorf("repair config: %w", err)
+	}
+	return c, nil
+}
+
+// Validate rejects missing and impossible settings, naming every one.
+func (c *Config) Validate() error {
+	if err := errors.Join(c.Stores.Missing(), c.validate()); err != nil {
+		return fmt.Errorf("repair config: %w", err)
+	}
+	return nil
+}
+
+// validate checks the settings that are present (Load reports the missing
+// ones through the loader).
+func (c *Config) validate() error {
+	errs := []error{c.Server.Validate(), c.Executor.Validate(), c.Stores.Validate()}
+	if _, err := logging.New(io.Discard, "repair", c.Server.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if c.EpochFloor < 0 || c.EpochFloor > 65534 {
+		errs = append(errs, fmt.Errorf("epoch-floor must be 0-65534, got %d", c.EpochFloor))
+	}
+	if c.MaxItems < 1 {
+		errs = append(errs, fmt.Errorf("max-items must be at least 1, got %d", c.MaxItems))
+	}
+	return errors.Join(errs...)
+}
+
+// Service is an assembled repair server, listening but not yet serving.
+type Service struct {
+	srv   *server.Server
+	pools *stores.Pools
+	store *repair.Store
+	exec  *repair.Executor
+}
+
+// New validates cfg and assembles the server. Every database is opened
+// lazily, so a dependency that is down does not stop the start: it shows on
+// its health name, and the calls and repair items that need it fail with
+// the reason (items are retried, then fail their repair visibly) until it
+// returns. The listeners are bound when New returns (GRPCAddr and HTTPAddr
+// report them, so ":0" works). ctx is not retained. The Service must then be
+// Run, which releases everything.
+func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Service{}
+	if s.pools, err = stores.Open(cfg.Stores, 8); err != nil {
+		return nil, fmt.Errorf("repair server: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			s.pools.Close()
+		}
+	}()
+	if s.srv, err = server.New(log, cfg.Server, server.WithAuth(auth.RepairPolicy)); err != nil {
+		return nil, err
+	}
+	m, dbs := s.pools.Map, s.pools.Shards
+	s.store = repair.NewStore(s.pools.Control)
+	deps := repair.Deps{
+		Store: s.store, Runs: reconcile.NewRunStore(s.pools.Control),
+		// The shard-side replay: the record's authoritative state, or its
+		// retained tombstone, re-delivered through its shard's outbox with
+		// its existing version and event id.
+		Replayer: replay.New(m, dbs),
+		// Origins and approved removals in the projection.
+		Editor: chstore.NewProjection(s.pools.CH),
+		// The controlled rebuild: staging table, catch-up, verification,
+		// atomic switch, epoch retirement.
+		Rebuilder: rebuild.New(dbs, m.IDs(), s.pools.CH, rebuild.Options{RowsPerSecond: cfg.Executor.RowsPerSecond, Log: log}),
+		Source:    reconcile.MySQLSource{Shards: dbs}, Target: reconcile.ClickHouseTarget{Conn: s.pools.CH},
+		ShardOf: func(dataID int64) string { return m.Shards[m.Owner(dataID)].ID },
+		// The highest epoch stored in the projection for a scope, besides
+		// --epoch-floor and the rebuilds of the control database.
+		Epochs: repair.ProjectionEpochs{Conn: s.pools.CH},
+	}
+	if s.exec, err = repair.NewExecutor(log, cfg.Executor, deps, s.srv.Registry()); err != nil {
+		return nil, err
+	}
+	deps.Wake = s.exec.Wake
+	mgr, err := repair.NewManager(repair.ManagerConfig{AllowSelfApproval: cfg.AllowSelfApproval, EpochFloor: uint16(cfg.EpochFloor), MaxItems: cfg.MaxItems}, deps)
+	if err != nil {
+		return nil, err
+	}
+	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control)))
+	if cfg.AllowSelfApproval {
+		log.Warn("self-approval is allowed (--allow-self-approval): the requester of a removal or rebuild may approve it; use only where one operator runs the platform")
+	}
+	log.Info("repair server configured", "shards", m.IDs(), "rows_per_second_per_shard", cfg.Executor.RowsPerSecond,
+		"verify_timeout", cfg.Executor.VerifyTimeout, "lease", cfg.Executor.Lease, "epoch_floor", cfg.EpochFloor)
+	if err := s.srv.Listen(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// GRPCAddr is the bound gRPC address.
+func (s *Service) GRPCAddr() string { return s.srv.GRPCAddr() }
+
+// HTTPAddr is the bound metrics and health address, or "" when disabled.
+func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
+
+// Run serves until ctx ends (nil after a clean shutdown) or the server fails
+// (its error), then closes every pool. Call it once.
+//
+// Probes: "control" (required: the API and the executor keep their state in
+// the control database), "clickhouse" and one per shard, named by its id
+// (Partial: the repairs that need a down one wait or fail with the reason,
+// the others go on).
+//
+// Worker "repair-executor" runs the approved repairs and rebuilds; at
+// start-up it resumes those a stop or crash left EXECUTING or
+// AWAITING_VERIFICATION (see repair.Executor). If it ends, the server stops
+// serving and Run returns its error.
+func (s *Service) Run(ctx context.Context) error {
+	defer s.pools.Close()
+	probes := append([]server.Probe{{Name: "control", Check: s.store.Ping}, s.pools.ClickHouseProbe(true)}, s.pools.ShardProbes()...)
+	return s.srv.Run(ctx, []server.Worker{{Name: "repair-executor", Run: s.exec.Run}}, probes)
+}

@@ -1,0 +1,46 @@
+package stores_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/resultsync/resultsync/pkg/service/stores"
+)
+
+// Every missing or malformed setting is named, and no DSN text (secret)
+// appears in the error.
+func TestSettingsErrors(t *testing.T) {
+	const secret = "hunter2"
+	for _, tc := range []struct {
+		name string
+		s    stores.Settings
+		want []string // substrings of the error; none: valid
+	}{
+		{"valid", stores.Settings{Shards: "a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b", ControlDSN: "u:p@tcp(h:1)/c", CHAddr: "h:9000", CHDatabase: "d"}, nil},
+		{"missing", stores.Settings{CHDatabase: "d"}, []string{"shards is required", "control-dsn is required", "clickhouse-addr is required"}},
+		{"malformed", stores.Settings{Shards: "a=u:" + secret + "@tcp(h:1)/a", ControlDSN: "u:" + secret + "@tcp(h:1", CHAddr: "nohost", CHDatabase: ""},
+			[]string{"two shards", "control-dsn is not a valid DSN", `clickhouse-addr "nohost"`, "clickhouse-database must not be empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := errors.Join(tc.s.Missing(), tc.s.Validate())
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("= %v, want valid", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error; want %q", tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not name %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q shows a secret", err)
+			}
+		})
+	}
+}

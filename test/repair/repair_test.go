@@ -1,0 +1,415 @@
+// Package repair_test proves the repair half of resultsync end to end: the
+// projection is damaged, a real reconciliation run finds the damage, and the
+// repair server — built as services/repair builds it — plans, is approved,
+// executes through the real event path (shard outbox, relay, Pulsar,
+// consumer) and verifies, until a follow-up reconciliation is clean.
+package repair_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/chstore"
+)
+
+// Campaigns of the tests: the five classes a replay, a tombstone or an
+// approved removal repairs live in one campaign; the content defect, which a
+// rebuild of its scope repairs, in another, so that the rebuild is not what
+// fixes the others.
+const (
+	campaign        = 20001
+	rebuildCampaign = 20002
+	school          = 7
+)
+
+// Every class of discrepancy, from a real reconciliation run through the
+// repair server: plan, approve where needed, execute, verify; the follow-up
+// reconciliation is clean and the discrepancies are resolved.
+func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
+	p := newPlatform(t)
+	const (
+		missing    = 910001 // MISSING_IN_TARGET: its rows removed from ClickHouse
+		stale      = 910002 // STALE_TARGET_VERSION: at v4, its v4 row removed
+		deleted    = 910003 // DELETION_NOT_APPLIED: deleted (v2 tombstone), the tombstone removed
+		unexpected = 910005 // UNEXPECTED_TARGET_RECORD: a row no shard has
+		ahead      = 910006 // TARGET_AHEAD_OF_SOURCE: a v3 row over a v1 record
+		content    = 920004 // CONTENT_MISMATCH: a wrong value at its version
+	)
+	healthy := []int64{910101, 910102, 910103, 910104, 910105, 920101, 920102, 920103}
+
+	// Authoritative writes through ResultService; the live path delivers them.
+	for _, id := range []int64{missing, stale, deleted, ahead} {
+		p.record(campaign, id, school, "2.21")
+	}
+	for _, id := range healthy {
+		p.record(detectOf(id), id, school, "1.50")
+	}
+	p.record(rebuildCampaign, content, school, "3.05")
+	for v := int64(1); v < 4; v++ {
+		p.correct(stale, school, v, fmt.Sprintf("2.2%d", v+1))
+	}
+	p.remove(deleted, school, 1)
+	for id, v := range map[int64]int64{missing: 1, stale: 4, deleted: 2, ahead: 1, content: 1} {
+		p.waitVersion(detectOf(id), id, v)
+	}
+	for _, id := range healthy {
+		p.waitVersion(detectOf(id), id, 1)
+	}
+
+	// The damage.
+	ctx := context.Background()
+	removeAbove := func(id, above int64) {
+		t.Helper()
+		if _, err := p.proj.RemoveAbove(ctx, detectOf(id), id, above); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removeAbove(missing, 0)
+	removeAbove(stale, 3)
+	removeAbove(deleted, 1)
+	aheadRow := p.origins(campaign, ahead)[0]
+	aheadRow.Version, aheadRow.EventID = 3, fmt.Sprintf("fitness-result-%d-v3", ahead)
+	wrong := p.origins(rebuildCampaign, content)[0]
+	wrong.Result = "1.11" // same version, same epoch: a defective mapping
+	ghost := chstore.Row{DetectID: campaign, DataID: unexpected, UserID: 5, ProjectID: 3, SchoolID: school, Grade: 5, Version: 1,
+		Result: "9.99", Unit: "m", EventID: fmt.Sprintf("fitness-result-%d-v1", unexpected), ShardID: p.shards.Shards[p.shards.Owner(unexpected)].ID,
+		SourceCommitMs: time.Now().UnixMilli(), IngestMs: time.Now().UnixMilli()}
+	if err := p.proj.Insert(ctx, []chstore.Row{aheadRow, wrong, ghost}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A real reconciliation of each campaign finds exactly the damage.
+	run, found := p.reconcileRun(campaign)
+	wantClasses := map[int64]fitnessv1.DiscrepancyClass{
+		missing:    fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_MISSING_IN_TARGET,
+		stale:      fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_STALE_TARGET_VERSION,
+		deleted:    fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_DELETION_NOT_APPLIED,
+		unexpected: fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD,
+		ahead:      fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE,
+	}
+	if diff := cmp.Diff(wantClasses, classes(found)); diff != "" {
+		t.Fatalf("discrepancies of campaign %d (-want +got):\n%s", campaign, diff)
+	}
+	rebuildRun, foundContent := p.reconcileRun(rebuildCampaign)
+	if diff := cmp.Diff(map[int64]fitnessv1.DiscrepancyClass{content: fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_CONTENT_MISMATCH},
+		classes(foundContent)); diff != "" {
+		t.Fatalf("discrepancies of campaign %d (-want +got):\n%s", rebuildCampaign, diff)
+	}
+
+	// The dry run: what would be replayed, tombstoned and removed; nothing
+	// changes.
+	plan, err := p.repair.PlanRepair(operator(), &fitnessv1.PlanRepairRequest{RunId: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPlan := map[fitnessv1.RepairAction]string{
+		fitnessv1.RepairAction_REPAIR_ACTION_REPLAY:    "2 approval=false",
+		fitnessv1.RepairAction_REPAIR_ACTION_TOMBSTONE: "1 approval=false",
+		fitnessv1.RepairAction_REPAIR_ACTION_REMOVE:    "2 approval=true",
+	}
+	if diff := cmp.Diff(wantPlan, planned(plan)); diff != "" {
+		t.Fatalf("plan (-want +got):\n%s", diff)
+	}
+	if got := p.currentOf(campaign, missing); got.Version != 0 {
+		t.Fatalf("the plan changed the projection: %d is at %+v", missing, got)
+	}
+
+	// Create: the replay and the tombstone run at once; the removal waits for
+	// an admin other than the requester.
+	created, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "damaged projection", RequestId: "repair-" + run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byAction := map[fitnessv1.RepairAction]*fitnessv1.Repair{}
+	for _, r := range created.GetRepairs() {
+		byAction[r.GetAction()] = r
+	}
+	removal := byAction[fitnessv1.RepairAction_REPAIR_ACTION_REMOVE]
+	if removal.GetState() != fitnessv1.RepairState_REPAIR_STATE_AWAITING_APPROVAL {
+		t.Fatalf("removal created %s, want AWAITING_APPROVAL", removal.GetState())
+	}
+	if _, err := p.repair.ApproveRepair(operator(), &fitnessv1.ApproveRepairRequest{RepairId: removal.GetRepairId(), Reason: "mine"}); status.Code(err) != codes.PermissionDenied {
+		t.Fatalf("an operator's approval = %v, want PERMISSION_DENIED", err)
+	}
+	if _, err := p.repair.ApproveRepair(alice(), &fitnessv1.ApproveRepairRequest{RepairId: removal.GetRepairId(), Reason: "origins checked"}); err != nil {
+		t.Fatal(err)
+	}
+	for a, r := range byAction {
+		got := p.waitRepair(r.GetRepairId(), fitnessv1.RepairState_REPAIR_STATE_VERIFIED)
+		if got.GetVerification() != fitnessv1.VerificationResult_VERIFICATION_RESULT_PASSED {
+			t.Errorf("%s repair verification %s", a, got.GetVerification())
+		}
+	}
+
+	// The replays kept the records' existing versions and event ids.
+	items := p.items(byAction[fitnessv1.RepairAction_REPAIR_ACTION_REPLAY].GetRepairId())
+	items = append(items, p.items(byAction[fitnessv1.RepairAction_REPAIR_ACTION_TOMBSTONE].GetRepairId())...)
+	wantItems := map[int64]string{
+		missing: fmt.Sprintf("APPLIED v1 fitness-result-%d-v1 PASSED", missing),
+		stale:   fmt.Sprintf("APPLIED v4 fitness-result-%d-v4 PASSED", stale),
+		deleted: fmt.Sprintf("APPLIED v2 fitness-result-%d-v2 PASSED", deleted),
+	}
+	if diff := cmp.Diff(wantItems, describeItems(items)); diff != "" {
+		t.Errorf("replay and tombstone items (-want +got):\n%s", diff)
+	}
+	// The removal showed the rows' origins before it removed them.
+	for _, it := range p.items(removal.GetRepairId()) {
+		if len(it.GetOrigins()) == 0 || it.GetRowsRemoved() == 0 {
+			t.Errorf("removal item of %d: origins %v, %d rows removed", it.GetDataId(), it.GetOrigins(), it.GetRowsRemoved())
+		}
+	}
+
+	// The content defect: the fixed transformation is deployed at epoch 1,
+	// then the scope is rebuilt at that epoch, approved by another admin.
+	p.stopConsumer()
+	p.startConsumer(1)
+	rb, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: rebuildRun, Reason: "mapping defect fixed in epoch 1",
+		RequestId: "rebuild-" + rebuildRun, RebuildEpoch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rb.GetRepairs()) != 1 || rb.GetRepairs()[0].GetAction() != fitnessv1.RepairAction_REPAIR_ACTION_REBUILD {
+		t.Fatalf("rebuild repair = %v", rb.GetRepairs())
+	}
+	rebuildID := rb.GetRepairs()[0].GetRepairId()
+	if _, err := p.repair.ApproveRepair(bob(), &fitnessv1.ApproveRepairRequest{RepairId: rebuildID, Reason: "scope checked"}); err != nil {
+		t.Fatal(err)
+	}
+	p.waitRepair(rebuildID, fitnessv1.RepairState_REPAIR_STATE_VERIFIED)
+
+	// Afterwards: the follow-up reconciliations are clean, and every
+	// discrepancy of the first runs is resolved.
+	for _, c := range []int64{campaign, rebuildCampaign} {
+		if _, again := p.reconcileRun(c); len(again) != 0 {
+			t.Errorf("campaign %d after the repairs: %d discrepancies: %v", c, len(again), again)
+		}
+	}
+	for _, r := range []string{run, rebuildRun} {
+		_, ds := p.discrepancies(r)
+		for _, d := range ds {
+			if !d.GetResolved() {
+				t.Errorf("run %s: discrepancy %s of %d not resolved", r, d.GetClass(), d.GetDataId())
+			}
+		}
+	}
+	// Record by record.
+	want := map[int64]current{missing: {1, 2210, false}, stale: {4, 2240, false}, deleted: {2, 2210, true}, ahead: {1, 2210, false},
+		unexpected: {}, content: {1, 3050, false}}
+	for id, w := range want {
+		if got := p.currentOf(detectOf(id), id); got != w {
+			t.Errorf("record %d in ClickHouse = %+v, want %+v", id, got, w)
+		}
+	}
+}
+
+// A replay delivers the record's existing version and event id (v4, ...-v4),
+// never a repair-time version; a correction to v5 committed while the
+// repair runs is the final state.
+func TestReplayKeepsTheSourceVersionAndACorrectionWins(t *testing.T) {
+	p := newPlatform(t)
+	// A slow repair (5 rows/s per shard over 31 items) leaves time to commit
+	// the correction while it runs.
+	p.stopRepair()
+	p.startRepair("--rows-per-second=5", "--workers-per-shard=1")
+	const target = 930000 // the lowest data_id: its item comes first
+	p.record(campaign, target, school, "2.21")
+	for v := int64(1); v < 4; v++ {
+		p.correct(target, school, v, fmt.Sprintf("2.2%d", v+1))
+	}
+	var others []int64
+	for i := int64(1); i <= 30; i++ {
+		others = append(others, target+i)
+		p.record(campaign, target+i, school, "1.75")
+	}
+	p.waitVersion(campaign, target, 4)
+	for _, id := range others {
+		p.waitVersion(campaign, id, 1)
+	}
+	ctx := context.Background()
+	if _, err := p.proj.RemoveAbove(ctx, campaign, target, 3); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range others {
+		if _, err := p.proj.RemoveAbove(ctx, campaign, id, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run, found := p.reconcileRun(campaign)
+	if len(found) != 31 {
+		t.Fatalf("%d discrepancies, want 31", len(found))
+	}
+	created, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "replay", RequestId: "replay-" + run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.GetRepairs()[0].GetRepairId()
+
+	// Once the v4 replay is in ClickHouse, and while the repair still runs,
+	// the teacher corrects the record to v5.
+	p.waitFor("the v4 replay in ClickHouse", 30*time.Second, func() bool { return p.currentOf(campaign, target).Version == 4 })
+	if got, want := p.eventOf(campaign, target), fmt.Sprintf("fitness-result-%d-v4", target); got != want {
+		t.Fatalf("the replayed row carries event id %q, want the existing %q", got, want)
+	}
+	if r := p.getRepair(id); r.GetState() != fitnessv1.RepairState_REPAIR_STATE_EXECUTING {
+		t.Fatalf("repair %s already %s (%d of %d items) when the correction was to be made", id, r.GetState(), r.GetItemsDone(), r.GetItemsTotal())
+	}
+	p.correct(target, school, 4, "2.35")
+	p.waitRepair(id, fitnessv1.RepairState_REPAIR_STATE_VERIFIED)
+
+	var item *fitnessv1.RepairItem
+	for _, it := range p.items(id) {
+		if it.GetDataId() == target {
+			item = it
+		}
+	}
+	if got, want := describeItems([]*fitnessv1.RepairItem{item})[target], fmt.Sprintf("APPLIED v4 fitness-result-%d-v4 PASSED", target); got != want {
+		t.Errorf("item of %d = %q, want %q", target, got, want)
+	}
+	p.waitVersion(campaign, target, 5)
+	if got := p.currentOf(campaign, target); got != (current{5, 2350, false}) {
+		t.Errorf("final state of %d = %+v, want v5 at 2.35", target, got)
+	}
+	if _, again := p.reconcileRun(campaign); len(again) != 0 {
+		t.Errorf("after the repair: %d discrepancies", len(again))
+	}
+}
+
+// detectOf is the campaign of a test record id.
+func detectOf(id int64) int64 {
+	if id >= 920000 && id < 930000 {
+		return rebuildCampaign
+	}
+	return campaign
+}
+
+// ---- reconciliation ----
+
+// reconcileRun runs a CONTENT reconciliation of the campaign to its end
+// through ReconcileService and returns its id and discrepancies.
+func (p *platform) reconcileRun(detect int64) (string, []*fitnessv1.Discrepancy) {
+	p.t.Helper()
+	started, err := p.reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
+		Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
+	if err != nil {
+		p.t.Fatalf("start reconciliation of %d: %v", detect, err)
+	}
+	id := started.GetRun().GetRunId()
+	var run *fitnessv1.ReconciliationRun
+	p.waitFor("reconciliation run "+id, 60*time.Second, func() bool {
+		got, err := p.reconcile.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		run = got.GetRun()
+		s := run.GetState()
+		return s == fitnessv1.RunState_RUN_STATE_SUCCEEDED || s == fitnessv1.RunState_RUN_STATE_FAILED
+	})
+	if run.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
+		p.t.Fatalf("reconciliation of %d: %s %s", detect, run.GetState(), run.GetErrorMessage())
+	}
+	return p.discrepancies(id)
+}
+
+// discrepancies lists every discrepancy of a run, page by page.
+func (p *platform) discrepancies(run string) (string, []*fitnessv1.Discrepancy) {
+	p.t.Helper()
+	var all []*fitnessv1.Discrepancy
+	token := ""
+	for {
+		page, err := p.reconcile.ListDiscrepancies(operator(), &fitnessv1.ListDiscrepanciesRequest{RunId: run, PageSize: 100, PageToken: token})
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		all = append(all, page.GetDiscrepancies()...)
+		if token = page.GetNextPageToken(); token == "" {
+			return run, all
+		}
+	}
+}
+
+func classes(ds []*fitnessv1.Discrepancy) map[int64]fitnessv1.DiscrepancyClass {
+	m := map[int64]fitnessv1.DiscrepancyClass{}
+	for _, d := range ds {
+		m[d.GetDataId()] = d.GetClass()
+	}
+	return m
+}
+
+// ---- repairs ----
+
+func planned(p *fitnessv1.PlanRepairResponse) map[fitnessv1.RepairAction]string {
+	m := map[fitnessv1.RepairAction]string{}
+	for _, a := range p.GetActions() {
+		m[a.GetAction()] = fmt.Sprintf("%d approval=%t", a.GetItems(), a.GetRequiresApproval())
+	}
+	return m
+}
+
+func (p *platform) getRepair(id string) *fitnessv1.Repair {
+	p.t.Helper()
+	got, err := p.repair.GetRepair(operator(), &fitnessv1.GetRepairRequest{RepairId: id})
+	if err != nil {
+		p.t.Fatalf("get repair %s: %v", id, err)
+	}
+	return got.GetRepair()
+}
+
+// waitRepair waits until the repair is in state; a repair that ends in
+// another state fails the test with its message.
+func (p *platform) waitRepair(id string, state fitnessv1.RepairState) *fitnessv1.Repair {
+	p.t.Helper()
+	var r *fitnessv1.Repair
+	p.waitFor(fmt.Sprintf("repair %s %s", id, state), 120*time.Second, func() bool {
+		r = p.getRepair(id)
+		switch r.GetState() {
+		case state:
+			return true
+		case fitnessv1.RepairState_REPAIR_STATE_FAILED, fitnessv1.RepairState_REPAIR_STATE_CANCELLED, fitnessv1.RepairState_REPAIR_STATE_VERIFIED:
+			p.t.Fatalf("repair %s (%s) ended %s: %s", id, r.GetAction(), r.GetState(), r.GetMessage())
+		}
+		return false
+	})
+	return r
+}
+
+// items lists every item of a repair.
+func (p *platform) items(id string) []*fitnessv1.RepairItem {
+	p.t.Helper()
+	var all []*fitnessv1.RepairItem
+	token := ""
+	for {
+		page, err := p.repair.ListRepairItems(operator(), &fitnessv1.ListRepairItemsRequest{RepairId: id, PageSize: 500, PageToken: token})
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		all = append(all, page.GetItems()...)
+		if token = page.GetNextPageToken(); token == "" {
+			return all
+		}
+	}
+}
+
+// describeItems is "OUTCOME vN event-id VERIFICATION" by data_id.
+func describeItems(items []*fitnessv1.RepairItem) map[int64]string {
+	m := map[int64]string{}
+	for _, it := range items {
+		m[it.GetDataId()] = fmt.Sprintf("%s v%d %s %s",
+			trimEnum(it.GetOutcome().String(), "REPAIR_ITEM_OUTCOME_"), it.GetAppliedVersion(), it.GetEventId(),
+			trimEnum(it.GetVerification().String(), "VERIFICATION_RESULT_"))
+	}
+	return m
+}
+
+func trimEnum(s, prefix string) string {
+	if len(s) > len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):]
+	}
+	return s
+}
