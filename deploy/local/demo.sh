@@ -83,6 +83,8 @@ $G -H "authorization: Bearer dev-viewer" -d "{\"run_id\":\"$run\"}" 127.0.0.1:71
   | grep -E '"state"|"discrepancyCount"|"rowsCompared"|"message"' | tail -4
 $G -H "authorization: Bearer dev-viewer" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/ListDiscrepancies
 
+"$(dirname "$0")/demo-repair.sh"
+
 cat <<EOT
 
 == the platform is up

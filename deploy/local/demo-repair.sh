@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The repair half of the canonical story, on the running platform (make run
+# calls it after demo.sh's write, relay, consumer and reconcile steps):
+#
+#   1. four more results of campaign 10001 reach the projection;
+#   2. the projection is damaged as real defects would damage it: one record
+#      missing, one deletion not applied, one record no shard has, one wrong
+#      value at the right version (a defective mapping);
+#   3. a CONTENT reconciliation finds the four;
+#   4. the repair is planned (a dry run), created by an operator, the
+#      removal approved by an admin, the fixed consumer deployed at a new
+#      transformation epoch and the rebuild approved;
+#   5. every repair ends VERIFIED (a comparison of exactly its keys is
+#      clean) and a second reconciliation is clean.
+#
+# Every step is a grpcurl command (printed before it runs), so an operator
+# can repeat it by hand. Running it again damages and repairs again (the
+# request ids carry the run id; the epoch moves up by one each time).
+set -euo pipefail
+# shellcheck source=deploy/local/lib.sh
+. "$(dirname "$0")/lib.sh"
+G="$RS_ROOT/bin/grpcurl -plaintext"
+OP=(-H "authorization: Bearer dev-operator")
+ADMIN=(-H "authorization: Bearer dev-admin")
+VIEW=(-H "authorization: Bearer dev-viewer")
+CH="clickhouse-client --port $RS_CH_PORT -d $RS_CH_DATABASE"
+
+# show CMD...: print a command, then run it.
+show() { printf '+ %s\n' "$*" >&2; "$@"; }
+# field JSON PATH: one value out of grpcurl's JSON output (python3: always on the machine).
+field() { python3 -c 'import json,sys
+v=json.loads(sys.argv[1])
+for k in sys.argv[2].split("."):
+    v=v[int(k)] if isinstance(v,list) else v.get(k,"")
+print(v)' "$1" "$2"; }
+# until_true SECONDS WHAT CMD...: poll CMD until it succeeds.
+until_true() {
+  local secs=$1 what=$2; shift 2
+  local deadline=$(( $(date +%s) + secs ))
+  until "$@" >/dev/null; do
+    [ "$(date +%s)" -lt "$deadline" ] || die "timed out after ${secs}s waiting for $what"
+    sleep 0.3
+  done
+}
+ch_count_is() { [ "$($CH -q "$1")" = "$2" ]; }
+
+echo
+echo "== repair 1/5: four more results of campaign 10001 (a deletion among them)"
+record() {
+  $G "${OP[@]}" -d "{\"request_id\":\"demo-record-$1\",\"data_id\":$1,\"detect_id\":10001,\"user_id\":$2,\"project_id\":3,\"school_id\":7,\"grade\":5,\"result\":\"$3\",\"unit\":\"m\"}" \
+    127.0.0.1:7101 fitness.v1.ResultService/RecordResult >/dev/null
+}
+record 900002 5 1.95
+record 900003 6 2.02
+record 900004 8 2.05
+$G "${OP[@]}" -d '{"request_id":"demo-delete-900003","school_id":7,"data_id":900003,"expected_version":1,"reason":"entered twice"}' \
+  127.0.0.1:7101 fitness.v1.ResultService/DeleteResult >/dev/null
+until_true 30 "the new results in ClickHouse" ch_count_is \
+  "SELECT count() FROM fitness_result_versions FINAL WHERE data_id IN (900002, 900003, 900004) AND (data_id != 900003 OR is_deleted = 1)" 3
+$CH -q "SELECT data_id, version, toString(result) AS result, is_deleted, epoch FROM fitness_result_versions FINAL
+        WHERE detect_id = 10001 ORDER BY data_id FORMAT PrettyCompactNoEscapes"
+
+echo
+echo "== repair 2/5: damage the projection (what lost events, a missed deletion, a stray writer and a defective mapping leave)"
+show $CH -q "ALTER TABLE fitness_result_versions DELETE WHERE data_id = 900002"
+cols="detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit, is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms"
+# The deletion not applied: the live v1 row stays, the v2 tombstone is gone
+# (written, then removed, so that it does not depend on merges).
+show $CH -q "INSERT INTO fitness_result_versions ($cols)
+  SELECT detect_id, data_id, user_id, project_id, school_id, grade, 1, epoch, result, unit, 0, 'fitness-result-900003-v1', shard_id,
+         source_commit_unix_ms, ingest_unix_ms
+  FROM fitness_result_versions FINAL WHERE data_id = 900003"
+show $CH -q "ALTER TABLE fitness_result_versions DELETE WHERE data_id = 900003 AND is_deleted = 1"
+show $CH -q "INSERT INTO fitness_result_versions ($cols)
+  SELECT 10001, 900099, 9, 3, 7, 5, 1, 0, CAST('4.44' AS Decimal(12, 3)), 'm', 0, 'stray-writer-900099', 'shard-0', toInt64(toUnixTimestamp(now())) * 1000, toInt64(toUnixTimestamp(now())) * 1000"
+show $CH -q "INSERT INTO fitness_result_versions ($cols)
+  SELECT detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, CAST('9.99' AS Decimal(12, 3)), unit, is_deleted, event_id, shard_id,
+         source_commit_unix_ms, toInt64(toUnixTimestamp(now())) * 1000
+  FROM fitness_result_versions FINAL WHERE data_id = 900004"
+until_true 30 "the mutations" ch_count_is "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND is_done = 0" 0
+
+echo
+echo "== repair 3/5: reconcile campaign 10001 (CONTENT depth)"
+out=$(show $G "${OP[@]}" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' 127.0.0.1:7104 fitness.v1.ReconcileService/StartReconciliationRun)
+run=$(field "$out" run.runId)
+run_done() {
+  local s
+  s=$(field "$($G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/GetReconciliationRun)" run.state)
+  [ "$s" = RUN_STATE_SUCCEEDED ] || [ "$s" = RUN_STATE_FAILED ]
+}
+until_true 60 "reconciliation run $run" run_done
+out=$(show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/ListDiscrepancies)
+python3 -c 'import json,sys
+for d in json.loads(sys.argv[1]).get("discrepancies",[]):
+    print("  %-45s data_id %s" % (d["class"], d["dataId"]))' "$out"
+
+echo
+echo "== repair 4/5: plan (dry run: nothing changes), create, approve, redeploy the consumer, approve the rebuild"
+plan=$(show $G "${OP[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7105 fitness.v1.RepairService/PlanRepair)
+python3 -c 'import json,sys
+p=json.loads(sys.argv[1])
+for a in p.get("actions",[]):
+    print("  %-24s %s item(s)%s" % (a["action"], a["items"], "  (needs an admin approval)" if a.get("requiresApproval") else ""))
+for i in p.get("items",[]):
+    print("    data_id %s  %s  source v%s  target v%s" % (i["dataId"], i["class"], i.get("sourceVersion","0"), i.get("targetVersion","0")))
+print("  epoch floor %s" % p.get("epochFloor", 0))' "$plan"
+# The rebuild runs at the next transformation epoch, above every retired one.
+epoch=$(( $(field "$plan" epochFloor | sed 's/^$/0/') + 1 ))
+out=$(show $G "${OP[@]}" -d "{\"run_id\":\"$run\",\"reason\":\"demo: damaged projection\",\"request_id\":\"demo-repair-$run\",\"rebuild_epoch\":$epoch}" \
+  127.0.0.1:7105 fitness.v1.RepairService/CreateRepair)
+repair_of() {
+  python3 -c 'import json,sys
+for r in json.loads(sys.argv[1])["repairs"]:
+    if r["action"] == sys.argv[2]: print(r["repairId"])' "$out" "$1"
+}
+replay=$(repair_of REPAIR_ACTION_REPLAY)
+tombstone=$(repair_of REPAIR_ACTION_TOMBSTONE)
+removal=$(repair_of REPAIR_ACTION_REMOVE)
+rebuild=$(repair_of REPAIR_ACTION_REBUILD)
+echo "  replay $replay, tombstone $tombstone (run at once); removal $removal, rebuild $rebuild (await approval)"
+state_of() { field "$($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" 127.0.0.1:7105 fitness.v1.RepairService/GetRepair)" repair.state; }
+verified() {
+  local s; s=$(state_of "$1")
+  case "$s" in
+    REPAIR_STATE_VERIFIED) return 0 ;;
+    REPAIR_STATE_FAILED | REPAIR_STATE_CANCELLED) die "repair $1 ended $s: $($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" 127.0.0.1:7105 fitness.v1.RepairService/GetRepair)" ;;
+  esac
+  return 1
+}
+echo "  the operator who requested it cannot approve it (PERMISSION_DENIED):"
+show $G "${OP[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"mine\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair 2>&1 | sed 's/^/    /' || true
+echo "  the origins of what the removal takes out:"
+show $G "${VIEW[@]}" -d "{\"repair_id\":\"$removal\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairItems \
+  | python3 -c 'import json,sys
+for i in json.load(sys.stdin).get("items",[]):
+    for o in i.get("origins",[]):
+        print("    data_id %s v%s epoch %s event %s shard %s ingested %s" % (i["dataId"], o.get("version",0), o.get("epoch",0), o.get("eventId",""), o.get("shardId",""), o.get("ingestTime","")))'
+show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"origin is a stray writer\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair >/dev/null
+until_true 120 "the removal verified" verified "$removal"
+# Removals first: a rebuild only adds rows, so a stray record left in its
+# scope would fail its verification (and roll it back).
+echo "  the fixed mapping is deployed: the consumer restarts at epoch $epoch"
+(export RS_CONSUMER_EPOCH=$epoch && show "$RS_ROOT/deploy/local/servers.sh" restart consumer)
+show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$rebuild\",\"reason\":\"mapping fixed in epoch $epoch\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair >/dev/null
+echo "  watching the rebuild (WatchRepair streams its progress):"
+show $G "${VIEW[@]}" -d "{\"repair_id\":\"$rebuild\"}" 127.0.0.1:7105 fitness.v1.RepairService/WatchRepair \
+  | grep -E '"state"|"message"' | uniq | sed 's/^ */    /' | tail -6 || true
+for r in "$replay" "$tombstone" "$removal" "$rebuild"; do
+  [ -n "$r" ] || die "CreateRepair did not make one repair per action: $out"
+  until_true 180 "repair $r verified" verified "$r"
+done
+
+echo
+echo "== repair 5/5: every repair VERIFIED; the replay kept the source's version and event id; reconcile again"
+show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairs \
+  | python3 -c 'import json,sys
+for r in json.load(sys.stdin).get("repairs",[]):
+    print("  %-24s %-24s verification %-28s by %s, approved by %s" % (r["action"], r["state"], r.get("verification",""), r.get("createdBy",""), r.get("approvedBy","-")))'
+show $G "${VIEW[@]}" -d "{\"repair_id\":\"$replay\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairItems \
+  | python3 -c 'import json,sys
+for i in json.load(sys.stdin).get("items",[]):
+    print("  replayed data_id %s at source v%s as %s: %s" % (i["dataId"], i.get("appliedVersion",0), i.get("eventId",""), i.get("outcome","")))'
+out=$(show $G "${OP[@]}" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' 127.0.0.1:7104 fitness.v1.ReconcileService/StartReconciliationRun)
+run=$(field "$out" run.runId)
+until_true 60 "reconciliation run $run" run_done
+n=$(field "$($G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/GetReconciliationRun)" run.discrepancyCount)
+echo "  follow-up run $run: ${n:-0} discrepancies"
+[ "${n:-0}" = 0 ] || [ "${n:-0}" = "" ] || die "the follow-up reconciliation found ${n} discrepancies"
+$CH -q "SELECT data_id, version, toString(result) AS result, is_deleted, epoch FROM fitness_result_versions FINAL
+        WHERE detect_id = 10001 ORDER BY data_id FORMAT PrettyCompactNoEscapes"
