@@ -676,6 +676,39 @@ func TestDeleteWritesTombstone(t *testing.T) {
 	}
 }
 
+// A data_id whose tombstone was purged (its deletion kept in deletion_log)
+// cannot be recorded again: at version 1 it would rank below the purged
+// tombstone's version downstream and never be seen. The refusal is the
+// ALREADY_EXISTS of a taken id, and nothing is written.
+func TestPurgedDataIDIsNeverRecordedAgain(t *testing.T) {
+	h := newHarness(t, resultstore.Options{}, nil)
+	ctx := context.Background()
+	const id = 900001
+	if _, err := h.client.RecordResult(ctx, recordReq("r-1", id, 7, "2.21")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.client.DeleteResult(ctx, &fitnessv1.DeleteResultRequest{RequestId: "d-1", SchoolId: 7, DataId: id, ExpectedVersion: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.owner(id).DB.Exec("DELETE FROM fitness_result WHERE data_id = ?", id); err != nil { // the retention purge
+		t.Fatal(err)
+	}
+	before := h.tables(t)
+	for _, school := range []int64{7, 8} {
+		_, err := h.client.RecordResult(ctx, recordReq(fmt.Sprintf("r-again-%d", school), id, school, "2.50"))
+		st := status.Convert(err)
+		if st.Code() != codes.AlreadyExists || !strings.Contains(st.Message(), fmt.Sprintf("data_id %d is already taken", id)) {
+			t.Errorf("recording purged %d again under school %d: %s %q, want AlreadyExists", id, school, st.Code(), st.Message())
+		}
+	}
+	if diff := cmp.Diff(before, h.tables(t)); diff != "" {
+		t.Errorf("the refused records wrote something (-before +after):\n%s", diff)
+	}
+	if n := h.countAll(t, "SELECT COUNT(*) FROM deletion_log WHERE data_id = 900001 AND version = 2"); n != 1 {
+		t.Errorf("deletion records of %d at v2 = %d, want 1", id, n)
+	}
+}
+
 // TestListPaginatesAcrossShards walks a campaign spread over both shards in
 // pages and gets every result once, in data_id order.
 func TestListPaginatesAcrossShards(t *testing.T) {

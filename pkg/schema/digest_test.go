@@ -23,9 +23,13 @@ func TestDigestVectorsInMySQL(t *testing.T) {
 	ctx := context.Background()
 	for i, v := range vs {
 		r := v.Record
-		// Each vector is its own row: data ids repeat across vectors.
-		if _, err := d.DB.ExecContext(ctx, "DELETE FROM fitness_result"); err != nil {
-			t.Fatal(err)
+		// Each vector is its own row: data ids repeat across vectors. A
+		// removed tombstone leaves a deletion record that reserves its id
+		// (shard migration 0005): clear those too.
+		for _, q := range []string{"DELETE FROM fitness_result", "DELETE FROM deletion_log"} {
+			if _, err := d.DB.ExecContext(ctx, q); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if _, err := d.DB.ExecContext(ctx, `INSERT INTO fitness_result
 			(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
