@@ -51,6 +51,12 @@ lint: $(BIN)/buf ## buf lint + buf breaking + gofmt + go vet.
 		if [ -n "$$out" ]; then echo "gofmt needed: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
 
+.PHONY: check-alerts
+check-alerts: ## Check the Prometheus rules and config, and run the rule tests (promtool from Debian's package).
+	deploy/local/promtool.sh check config deploy/prometheus/prometheus.yml
+	deploy/local/promtool.sh test rules deploy/prometheus/alerts_test.yml
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' deploy/grafana/resultsync.json
+
 .PHONY: build
 build: ## Build every service into bin/.
 	@mkdir -p $(BIN)
@@ -81,7 +87,7 @@ run: tools build up ## Bring up the whole platform locally and show it working.
 test: tools ## Install what is missing, start the infrastructure, run every check and test on every engine.
 	RS_MYSQL_ENGINE=mysql RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
 	deploy/local/chdb.sh install
-	$(MAKE) check-generate lint
+	$(MAKE) check-generate lint check-alerts
 	@echo "== every package: MySQL 9.7 shards and control, ClickHouse 18.16, Pulsar"
 	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) ./...
 	@echo "== shard-level packages again on MariaDB 10.11"

@@ -654,6 +654,13 @@ func (e *Executor) signals(ctx context.Context) {
 			}
 			g.Set(age)
 		}
+		counts, err := e.store.UnresolvedRecords(ctx)
+		if err != nil {
+			return err
+		}
+		for c := reconcile.MissingInTarget; c <= reconcile.TargetAheadOfSource; c++ {
+			e.m.unresolved.WithLabelValues(c.String()).Set(float64(counts[c]))
+		}
 		return nil
 	}()
 	if err != nil {

@@ -2,6 +2,8 @@ package repair
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resultsync/resultsync/pkg/reconcile"
 )
 
 // rebuildStates are the states a rebuild takes (it verifies itself before
@@ -17,6 +19,7 @@ type metrics struct {
 	oldestVerify   prometheus.Gauge
 	oldestApproval prometheus.Gauge
 	storeUp        prometheus.Gauge
+	unresolved     *prometheus.GaugeVec
 	rows           *prometheus.CounterVec
 	itemsFailed    *prometheus.CounterVec
 }
@@ -30,6 +33,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		oldestApproval: prometheus.NewGauge(prometheus.GaugeOpts{Name: "repair_oldest_awaiting_approval_age_seconds",
 			Help: "Age of the repair longest AWAITING_APPROVAL (0: none)."}),
 		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{Name: "repair_store_up", Help: "1 while the executor can read the control database."}),
+		unresolved: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "discrepancy_unresolved_records",
+			Help: "Records with an unresolved discrepancy, by class, over every reconciliation run and campaign (from the control database; verified repairs resolve them)."},
+			[]string{"class"}),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "repair_rows_repaired_total",
 			Help: "Rows repaired: replayed, tombstoned, removed, rebuilt."}, []string{"action"}),
 		itemsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "repair_items_failed_total",
@@ -42,11 +48,14 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, s := range States {
 		m.repairs.WithLabelValues(s)
 	}
+	for c := reconcile.MissingInTarget; c <= reconcile.TargetAheadOfSource; c++ {
+		m.unresolved.WithLabelValues(c.String())
+	}
 	for _, s := range rebuildStates {
 		m.rebuilds.WithLabelValues(s)
 	}
 	if reg != nil {
-		reg.MustRegister(m.repairs, m.rebuilds, m.oldestVerify, m.oldestApproval, m.storeUp, m.rows, m.itemsFailed)
+		reg.MustRegister(m.repairs, m.rebuilds, m.oldestVerify, m.oldestApproval, m.storeUp, m.unresolved, m.rows, m.itemsFailed)
 	}
 	return m
 }

@@ -416,6 +416,59 @@ func TestExecutionAndVerification(t *testing.T) {
 	}
 }
 
+// The unresolved-records signal counts every run and campaign (a record two
+// runs found counts once), and a verified repair also resolves what earlier
+// runs found for its records: the clean comparison made them obsolete.
+func TestUnresolvedRecordsAcrossRuns(t *testing.T) {
+	f := newFixture(t, repair.ManagerConfig{})
+	first := f.scenario(t)
+	second := f.Reconcile(t) // finds the same six
+	reg := prometheus.NewRegistry()
+	f.startExecutor(t, fastConfig(), reg)
+	unresolved := func() map[string]float64 {
+		t.Helper()
+		out := map[string]float64{}
+		for _, c := range []reconcile.Class{reconcile.MissingInTarget, reconcile.StaleTargetVersion, reconcile.DeletionNotApplied,
+			reconcile.ContentMismatch, reconcile.UnexpectedTargetRecord, reconcile.TargetAheadOfSource} {
+			if v, _ := metricValue(t, reg, "discrepancy_unresolved_records", "class", c.String()); v != 0 {
+				out[c.String()] = v
+			}
+		}
+		return out
+	}
+	all := map[string]float64{"MISSING_IN_TARGET": 1, "STALE_TARGET_VERSION": 1, "DELETION_NOT_APPLIED": 1, "CONTENT_MISMATCH": 1,
+		"UNEXPECTED_TARGET_RECORD": 1, "TARGET_AHEAD_OF_SOURCE": 1}
+	waitFor(t, "the signal counting each record once", func() bool { return cmp.Equal(all, unresolved()) })
+
+	// The replay of the first run's two records.
+	ds := f.Discrepancies(t, first.ID)
+	rs, err := f.mgr.Create(context.Background(), repair.CreateRequest{Selection: repair.Selection{RunID: first.ID,
+		DiscrepancyIDs: []string{ds[idMissing].ID, ds[idStale].ID}}, RequestID: "replay", Reason: "INC-9", By: "otto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WaitState(t, rs[0].ID, repair.StateVerified, 30*time.Second)
+	for _, run := range []string{first.ID, second.ID} {
+		res := f.Resolved(t, run)
+		if !res[idMissing] || !res[idStale] || res[idDeleted] {
+			t.Errorf("run %s resolved = %v; want the replayed records (%d, %d) only", run, res, idMissing, idStale)
+		}
+	}
+	delete(all, "MISSING_IN_TARGET")
+	delete(all, "STALE_TARGET_VERSION")
+	waitFor(t, "the signal without the repaired records", func() bool { return cmp.Equal(all, unresolved()) })
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
 func sortedStrings(s []string) []string {
 	out := append([]string(nil), s...)
 	for i := range out {

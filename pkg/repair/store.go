@@ -1069,3 +1069,50 @@ func (s *Store) MaxRebuildEpoch(ctx context.Context, detectID int64) (int, error
 	}
 	return int(e.Int64), nil
 }
+
+// ResolveEarlier marks resolved the unresolved discrepancies of the records
+// found before a clean comparison of them started (at before): whichever run
+// found them, a CONTENT comparison of the key since then saw it right. It
+// returns how many changed; it is idempotent.
+func (s *Store) ResolveEarlier(ctx context.Context, dataIDs []int64, before time.Time) (int64, error) {
+	var n int64
+	for i := 0; i < len(dataIDs); i += itemBatch {
+		chunk := dataIDs[i:min(i+itemBatch, len(dataIDs))]
+		args := []any{before.UTC()}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		res, err := s.db.ExecContext(ctx, "UPDATE discrepancy SET resolved = 1 WHERE resolved = 0 AND create_time < ? AND data_id IN ("+
+			inList(len(chunk))+")", args...)
+		if err != nil {
+			return n, fmt.Errorf("resolving earlier discrepancies of %d records: %w", len(chunk), err)
+		}
+		c, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("resolving earlier discrepancies of %d records: %w", len(chunk), err)
+		}
+		n += c
+	}
+	return n, nil
+}
+
+// UnresolvedRecords counts, per discrepancy class, the records with an
+// unresolved discrepancy in any run of any campaign (a record found by two
+// runs counts once).
+func (s *Store) UnresolvedRecords(ctx context.Context) (map[reconcile.Class]int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT class, COUNT(DISTINCT data_id) FROM discrepancy WHERE resolved = 0 GROUP BY class")
+	if err != nil {
+		return nil, fmt.Errorf("counting unresolved discrepancies: %w", err)
+	}
+	defer rows.Close()
+	out := map[reconcile.Class]int64{}
+	for rows.Next() {
+		var c reconcile.Class
+		var n int64
+		if err := rows.Scan(&c, &n); err != nil {
+			return nil, fmt.Errorf("counting unresolved discrepancies: %w", err)
+		}
+		out[c] = n
+	}
+	return out, rows.Err()
+}

@@ -103,7 +103,20 @@ func (v *Verifier) check(ctx context.Context, r Repair, actor string, final bool
 		if _, err := v.runs.MarkResolved(ctx, ids); err != nil {
 			return VerifyResult{}, err
 		}
+		keys := make([]int64, len(all))
+		for i, it := range all {
+			keys[i] = it.DataID
+		}
+		// Discrepancies of the same records found before the repair was
+		// created (by other runs) are obsolete once its keys compare clean.
+		earlier, err := v.store.ResolveEarlier(ctx, keys, r.Created)
+		if err != nil {
+			return VerifyResult{}, err
+		}
 		note := fmt.Sprintf("verified: a CONTENT comparison of its %d keys is clean; %d discrepancies resolved", len(all), len(ids))
+		if earlier > 0 {
+			note += fmt.Sprintf(", and %d found earlier by other runs for the same records", earlier)
+		}
 		return res, v.store.MarkVerified(ctx, r.ID, actor, note)
 	}
 	msg := describe(bad, len(all))
