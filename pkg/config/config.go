@@ -45,10 +45,10 @@ type Loader struct {
 }
 
 type need struct {
-	p           *string
-	name, key   string
-	local       string
-	secret, set bool
+	p         *string
+	name, key string
+	local     string
+	secret    bool
 }
 
 // NewLoader returns a Loader over a new FlagSet named name, with the

@@ -256,7 +256,7 @@ func (c *chdbConn) read(stdout io.Reader) {
 	}
 	werr := c.cmd.Wait()
 	c.mu.Lock()
-	c.exitErr = fmt.Errorf("%w (%v); stderr: %s", errChDBExited, werr, strings.TrimSpace(c.tail.String()))
+	c.exitErr = fmt.Errorf("%w (%w); stderr: %s", errChDBExited, werr, strings.TrimSpace(c.tail.String()))
 	c.mu.Unlock()
 	close(c.done)
 }

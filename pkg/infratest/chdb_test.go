@@ -320,7 +320,7 @@ func TestChDBConn(t *testing.T) {
 			defer wg.Done()
 			var v int64
 			if err := conn.QueryRow(ctx, "SELECT toInt64(?)", g).Scan(&v); err != nil || v != int64(g) {
-				errs <- fmt.Errorf("goroutine %d got %d, %v", g, v, err)
+				errs <- fmt.Errorf("goroutine %d got %d, %w", g, v, err)
 			}
 		}()
 	}
