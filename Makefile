@@ -11,10 +11,10 @@ GOTEST_FLAGS ?= -race -shuffle=on -count=1 -timeout=30m
 # The local stack's settings (ports, DSNs) with MySQL as the main engine, for `make test`.
 LOCAL_ENV := set -euo pipefail; export RS_MYSQL_ENGINE=mysql; . deploy/local/env.sh
 # Packages whose tests run shard SQL: `make test` runs them again on MariaDB.
-SHARD_PKGS := ./pkg/schema/ ./pkg/resultstore/ ./pkg/resultapi/ ./pkg/outbox/... ./pkg/relay/ ./pkg/outboxapi/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/replay/ ./pkg/repair/ ./pkg/repairapi/ ./pkg/rebuild/ ./test/repair/
+SHARD_PKGS := ./pkg/schema/ ./pkg/resultstore/ ./pkg/resultapi/ ./pkg/outbox/... ./pkg/relay/ ./pkg/outboxapi/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/replay/ ./pkg/repair/ ./pkg/repairapi/ ./pkg/rebuild/ ./pkg/lagwatch/ ./test/repair/
 # Packages whose tests run ClickHouse SQL: `make test` runs them again on a current
 # ClickHouse (26.x, in-process through chdb-core).
-CH_PKGS := ./pkg/schema/ ./pkg/chstore/ ./pkg/consumer/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/rebuild/
+CH_PKGS := ./pkg/schema/ ./pkg/chstore/ ./pkg/consumer/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/rebuild/ ./pkg/lagwatch/
 
 .PHONY: help
 help: ## Show this help.

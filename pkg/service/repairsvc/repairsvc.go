@@ -13,12 +13,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/audit"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/logging"
 	"github.com/resultsync/resultsync/pkg/rebuild"
 	"github.com/resultsync/resultsync/pkg/reconcile"
@@ -46,6 +48,9 @@ type Config struct {
 	EpochFloor int
 	// MaxItems caps the discrepancies of one CreateRepair.
 	MaxItems int
+	// LagInterval is how often the projection's lag per shard is measured
+	// from durable state (pkg/lagwatch; the repair server has every store).
+	LagInterval time.Duration
 }
 
 // Load reads the configuration from args (without the program name) and the
@@ -72,6 +77,8 @@ func Load(args []string) (Config, error) {
 		"single-operator setting: let the requester of a removal or rebuild approve it (default: another admin must)")
 	l.Int(&c.EpochFloor, "epoch-floor", "RS_REPAIR_EPOCH_FLOOR", 0, "transformation epoch of the live consumer path; rebuild epochs must exceed it")
 	l.Int(&c.MaxItems, "max-items", "RS_REPAIR_MAX_ITEMS", 100000, "discrepancies of one CreateRepair at most (the rest in later requests)")
+	l.Duration(&c.LagInterval, "lag-interval", "RS_REPAIR_LAG_INTERVAL", 15*time.Second,
+		"how often the projection's lag per shard is measured from ClickHouse and the shards' outboxes (projection_durable_lag_seconds)")
 	err := l.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return Config{}, err
@@ -101,6 +108,9 @@ func (c *Config) validate() error {
 	if c.EpochFloor < 0 || c.EpochFloor > 65534 {
 		errs = append(errs, fmt.Errorf("epoch-floor must be 0-65534, got %d", c.EpochFloor))
 	}
+	if c.LagInterval < 100*time.Millisecond {
+		errs = append(errs, fmt.Errorf("lag-interval must be at least 100ms, got %s", c.LagInterval))
+	}
 	if c.MaxItems < 1 {
 		errs = append(errs, fmt.Errorf("max-items must be at least 1, got %d", c.MaxItems))
 	}
@@ -113,6 +123,7 @@ type Service struct {
 	pools *stores.Pools
 	store *repair.Store
 	exec  *repair.Executor
+	lag   *lagwatch.Exporter
 }
 
 // New validates cfg and assembles the server. Every database is opened
@@ -165,6 +176,11 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if err != nil {
 		return nil, err
 	}
+	var lagShards []lagwatch.Shard
+	for i, sh := range m.Shards {
+		lagShards = append(lagShards, lagwatch.Shard{ID: sh.ID, DB: dbs[i]})
+	}
+	s.lag = lagwatch.NewExporter(log, lagwatch.New(s.pools.CH, lagShards), cfg.LagInterval, s.srv.Registry())
 	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control)))
 	if cfg.AllowSelfApproval {
 		log.Warn("self-approval is allowed (--allow-self-approval): the requester of a removal or rebuild may approve it; use only where one operator runs the platform")
@@ -194,9 +210,11 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // Worker "repair-executor" runs the approved repairs and rebuilds; at
 // start-up it resumes those a stop or crash left EXECUTING or
 // AWAITING_VERIFICATION (see repair.Executor). If it ends, the server stops
-// serving and Run returns its error.
+// serving and Run returns its error. Worker "lag-exporter" measures the
+// projection's lag per shard from durable state every --lag-interval
+// (pkg/lagwatch); a store it cannot read shows as projection_lag_up 0.
 func (s *Service) Run(ctx context.Context) error {
 	defer s.pools.Close()
 	probes := append([]server.Probe{{Name: "control", Check: s.store.Ping}, s.pools.ClickHouseProbe(true)}, s.pools.ShardProbes()...)
-	return s.srv.Run(ctx, []server.Worker{{Name: "repair-executor", Run: s.exec.Run}}, probes)
+	return s.srv.Run(ctx, []server.Worker{{Name: "repair-executor", Run: s.exec.Run}, {Name: "lag-exporter", Run: s.lag.Run}}, probes)
 }
