@@ -27,7 +27,7 @@ import (
 // VERIFIED; record by record the projection equals the shards.
 func TestRepairServerKilledMidRepairResumes(t *testing.T) {
 	p := newPlatform(t)
-	p.stopRepair() // the binary replaces the in-process server
+	p.StopRepair() // the binary replaces the in-process server
 	bin := filepath.Join(t.TempDir(), "repair")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/resultsync/resultsync/services/repair").CombinedOutput(); err != nil {
 		t.Fatalf("building services/repair: %v\n%s", err, out)
@@ -35,17 +35,17 @@ func TestRepairServerKilledMidRepairResumes(t *testing.T) {
 
 	const first, n = 940000, 200
 	for i := int64(0); i < n; i++ {
-		p.record(campaign, first+i, school, "1.80")
+		p.Record(campaign, first+i, school, "1.80")
 	}
 	for i := int64(0); i < n; i++ {
-		p.waitVersion(campaign, first+i, 1)
+		p.WaitVersion(campaign, first+i, 1)
 	}
 	// The damage: the whole campaign is gone from ClickHouse.
 	ctx := context.Background()
-	if err := p.ch.Conn.Exec(ctx, "ALTER TABLE fitness_result_versions DELETE WHERE detect_id = ?", campaign); err != nil {
+	if err := p.CH.Conn.Exec(ctx, "ALTER TABLE fitness_result_versions DELETE WHERE detect_id = ?", campaign); err != nil {
 		t.Fatal(err)
 	}
-	p.waitFor("the campaign removed from ClickHouse", 30*time.Second, func() bool { return p.countIn(campaign) == 0 })
+	p.WaitFor("the campaign removed from ClickHouse", 30*time.Second, func() bool { return p.countIn(campaign) == 0 })
 	run, found := p.reconcileRun(campaign)
 	if len(found) != n {
 		t.Fatalf("%d discrepancies, want %d", len(found), n)
@@ -53,15 +53,15 @@ func TestRepairServerKilledMidRepairResumes(t *testing.T) {
 
 	// 20 rows/s per shard: the 200 items take about five seconds.
 	addr := freeAddr(t)
-	args := p.repairArgs("--grpc-addr="+addr, "--rows-per-second=20", "--workers-per-shard=1", "--lease=2s", "--poll=200ms")
+	args := p.RepairArgs("--grpc-addr="+addr, "--rows-per-second=20", "--workers-per-shard=1", "--lease=2s", "--poll=200ms")
 	srv := startBinary(t, bin, args)
-	p.repair = fitnessv1.NewRepairServiceClient(p.dial(addr))
-	created, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "campaign lost", RequestId: "crash-" + run})
+	p.Repair = fitnessv1.NewRepairServiceClient(p.Dial(addr))
+	created, err := p.Repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "campaign lost", RequestId: "crash-" + run})
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := created.GetRepairs()[0].GetRepairId()
-	p.waitFor("a quarter of the items applied", 60*time.Second, func() bool { return p.getRepair(id).GetItemsDone() >= n/4 })
+	p.WaitFor("a quarter of the items applied", 60*time.Second, func() bool { return p.getRepair(id).GetItemsDone() >= n/4 })
 	srv.kill(t)
 
 	// Before the restart: the repair is neither finished nor failed.
@@ -81,18 +81,18 @@ func TestRepairServerKilledMidRepairResumes(t *testing.T) {
 		}
 	}
 	// One outbox row per record: replays re-armed, never added, versions.
-	for i, db := range p.shardDBs {
+	for i, db := range p.ShardDBs {
 		var dup int
 		if err := db.QueryRow(`SELECT COUNT(*) FROM (SELECT data_id FROM outbox_event WHERE data_id BETWEEN ? AND ? GROUP BY data_id HAVING COUNT(*) > 1) d`,
 			first, first+n-1).Scan(&dup); err != nil {
 			t.Fatal(err)
 		}
 		if dup != 0 {
-			t.Errorf("shard %s: %d records with more than one outbox row", p.shards.Shards[i].ID, dup)
+			t.Errorf("shard %s: %d records with more than one outbox row", p.Shards.Shards[i].ID, dup)
 		}
 	}
 	for i := int64(0); i < n; i++ {
-		if got := p.currentOf(campaign, first+i); got != (current{1, 1800, false}) {
+		if got := p.CurrentOf(campaign, first+i); got != (current{Version: 1, Milli: 1800, Deleted: false}) {
 			t.Errorf("record %d in ClickHouse = %+v, want v1 at 1.80", first+i, got)
 		}
 	}
@@ -106,7 +106,7 @@ func TestRepairServerKilledMidRepairResumes(t *testing.T) {
 func (p *platform) countIn(detect int64) uint64 {
 	p.t.Helper()
 	var c uint64
-	if err := p.ch.Conn.QueryRow(context.Background(), "SELECT count() FROM fitness_result_versions WHERE detect_id = ?", detect).Scan(&c); err != nil {
+	if err := p.CH.Conn.QueryRow(context.Background(), "SELECT count() FROM fitness_result_versions WHERE detect_id = ?", detect).Scan(&c); err != nil {
 		p.t.Fatal(err)
 	}
 	return c

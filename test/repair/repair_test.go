@@ -46,42 +46,42 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 
 	// Authoritative writes through ResultService; the live path delivers them.
 	for _, id := range []int64{missing, stale, deleted, ahead} {
-		p.record(campaign, id, school, "2.21")
+		p.Record(campaign, id, school, "2.21")
 	}
 	for _, id := range healthy {
-		p.record(detectOf(id), id, school, "1.50")
+		p.Record(detectOf(id), id, school, "1.50")
 	}
-	p.record(rebuildCampaign, content, school, "3.05")
+	p.Record(rebuildCampaign, content, school, "3.05")
 	for v := int64(1); v < 4; v++ {
-		p.correct(stale, school, v, fmt.Sprintf("2.2%d", v+1))
+		p.Correct(stale, school, v, fmt.Sprintf("2.2%d", v+1))
 	}
-	p.remove(deleted, school, 1)
+	p.Remove(deleted, school, 1)
 	for id, v := range map[int64]int64{missing: 1, stale: 4, deleted: 2, ahead: 1, content: 1} {
-		p.waitVersion(detectOf(id), id, v)
+		p.WaitVersion(detectOf(id), id, v)
 	}
 	for _, id := range healthy {
-		p.waitVersion(detectOf(id), id, 1)
+		p.WaitVersion(detectOf(id), id, 1)
 	}
 
 	// The damage.
 	ctx := context.Background()
 	removeAbove := func(id, above int64) {
 		t.Helper()
-		if _, err := p.proj.RemoveAbove(ctx, detectOf(id), id, above); err != nil {
+		if _, err := p.Proj.RemoveAbove(ctx, detectOf(id), id, above); err != nil {
 			t.Fatal(err)
 		}
 	}
 	removeAbove(missing, 0)
 	removeAbove(stale, 3)
 	removeAbove(deleted, 1)
-	aheadRow := p.origins(campaign, ahead)[0]
+	aheadRow := p.Origins(campaign, ahead)[0]
 	aheadRow.Version, aheadRow.EventID = 3, fmt.Sprintf("fitness-result-%d-v3", ahead)
-	wrong := p.origins(rebuildCampaign, content)[0]
+	wrong := p.Origins(rebuildCampaign, content)[0]
 	wrong.Result = "1.11" // same version, same epoch: a defective mapping
 	ghost := chstore.Row{DetectID: campaign, DataID: unexpected, UserID: 5, ProjectID: 3, SchoolID: school, Grade: 5, Version: 1,
-		Result: "9.99", Unit: "m", EventID: fmt.Sprintf("fitness-result-%d-v1", unexpected), ShardID: p.shards.Shards[p.shards.Owner(unexpected)].ID,
+		Result: "9.99", Unit: "m", EventID: fmt.Sprintf("fitness-result-%d-v1", unexpected), ShardID: p.Shards.Shards[p.Shards.Owner(unexpected)].ID,
 		SourceCommitMs: time.Now().UnixMilli(), IngestMs: time.Now().UnixMilli()}
-	if err := p.proj.Insert(ctx, []chstore.Row{aheadRow, wrong, ghost}); err != nil {
+	if err := p.Proj.Insert(ctx, []chstore.Row{aheadRow, wrong, ghost}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -105,7 +105,7 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 
 	// The dry run: what would be replayed, tombstoned and removed; nothing
 	// changes.
-	plan, err := p.repair.PlanRepair(operator(), &fitnessv1.PlanRepairRequest{RunId: run})
+	plan, err := p.Repair.PlanRepair(operator(), &fitnessv1.PlanRepairRequest{RunId: run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +117,13 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 	if diff := cmp.Diff(wantPlan, planned(plan)); diff != "" {
 		t.Fatalf("plan (-want +got):\n%s", diff)
 	}
-	if got := p.currentOf(campaign, missing); got.Version != 0 {
+	if got := p.CurrentOf(campaign, missing); got.Version != 0 {
 		t.Fatalf("the plan changed the projection: %d is at %+v", missing, got)
 	}
 
 	// Create: the replay and the tombstone run at once; the removal waits for
 	// an admin other than the requester.
-	created, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "damaged projection", RequestId: "repair-" + run})
+	created, err := p.Repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "damaged projection", RequestId: "repair-" + run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,10 +135,10 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 	if removal.GetState() != fitnessv1.RepairState_REPAIR_STATE_AWAITING_APPROVAL {
 		t.Fatalf("removal created %s, want AWAITING_APPROVAL", removal.GetState())
 	}
-	if _, err := p.repair.ApproveRepair(operator(), &fitnessv1.ApproveRepairRequest{RepairId: removal.GetRepairId(), Reason: "mine"}); status.Code(err) != codes.PermissionDenied {
+	if _, err := p.Repair.ApproveRepair(operator(), &fitnessv1.ApproveRepairRequest{RepairId: removal.GetRepairId(), Reason: "mine"}); status.Code(err) != codes.PermissionDenied {
 		t.Fatalf("an operator's approval = %v, want PERMISSION_DENIED", err)
 	}
-	if _, err := p.repair.ApproveRepair(alice(), &fitnessv1.ApproveRepairRequest{RepairId: removal.GetRepairId(), Reason: "origins checked"}); err != nil {
+	if _, err := p.Repair.ApproveRepair(alice(), &fitnessv1.ApproveRepairRequest{RepairId: removal.GetRepairId(), Reason: "origins checked"}); err != nil {
 		t.Fatal(err)
 	}
 	for a, r := range byAction {
@@ -168,9 +168,9 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 
 	// The content defect: the fixed transformation is deployed at epoch 1,
 	// then the scope is rebuilt at that epoch, approved by another admin.
-	p.stopConsumer()
-	p.startConsumer(1)
-	rb, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: rebuildRun, Reason: "mapping defect fixed in epoch 1",
+	p.StopConsumer()
+	p.StartConsumer(1)
+	rb, err := p.Repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: rebuildRun, Reason: "mapping defect fixed in epoch 1",
 		RequestId: "rebuild-" + rebuildRun, RebuildEpoch: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 		t.Fatalf("rebuild repair = %v", rb.GetRepairs())
 	}
 	rebuildID := rb.GetRepairs()[0].GetRepairId()
-	if _, err := p.repair.ApproveRepair(bob(), &fitnessv1.ApproveRepairRequest{RepairId: rebuildID, Reason: "scope checked"}); err != nil {
+	if _, err := p.Repair.ApproveRepair(bob(), &fitnessv1.ApproveRepairRequest{RepairId: rebuildID, Reason: "scope checked"}); err != nil {
 		t.Fatal(err)
 	}
 	p.waitRepair(rebuildID, fitnessv1.RepairState_REPAIR_STATE_VERIFIED)
@@ -200,10 +200,10 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 		}
 	}
 	// Record by record.
-	want := map[int64]current{missing: {1, 2210, false}, stale: {4, 2240, false}, deleted: {2, 2210, true}, ahead: {1, 2210, false},
-		unexpected: {}, content: {1, 3050, false}}
+	want := map[int64]current{missing: {Version: 1, Milli: 2210, Deleted: false}, stale: {Version: 4, Milli: 2240, Deleted: false}, deleted: {Version: 2, Milli: 2210, Deleted: true}, ahead: {Version: 1, Milli: 2210, Deleted: false},
+		unexpected: {}, content: {Version: 1, Milli: 3050, Deleted: false}}
 	for id, w := range want {
-		if got := p.currentOf(detectOf(id), id); got != w {
+		if got := p.CurrentOf(detectOf(id), id); got != w {
 			t.Errorf("record %d in ClickHouse = %+v, want %+v", id, got, w)
 		}
 	}
@@ -216,28 +216,28 @@ func TestReplayKeepsTheSourceVersionAndACorrectionWins(t *testing.T) {
 	p := newPlatform(t)
 	// A slow repair (5 rows/s per shard over 31 items) leaves time to commit
 	// the correction while it runs.
-	p.stopRepair()
-	p.startRepair("--rows-per-second=5", "--workers-per-shard=1")
+	p.StopRepair()
+	p.StartRepair("--rows-per-second=5", "--workers-per-shard=1")
 	const target = 930000 // the lowest data_id: its item comes first
-	p.record(campaign, target, school, "2.21")
+	p.Record(campaign, target, school, "2.21")
 	for v := int64(1); v < 4; v++ {
-		p.correct(target, school, v, fmt.Sprintf("2.2%d", v+1))
+		p.Correct(target, school, v, fmt.Sprintf("2.2%d", v+1))
 	}
 	var others []int64
 	for i := int64(1); i <= 30; i++ {
 		others = append(others, target+i)
-		p.record(campaign, target+i, school, "1.75")
+		p.Record(campaign, target+i, school, "1.75")
 	}
-	p.waitVersion(campaign, target, 4)
+	p.WaitVersion(campaign, target, 4)
 	for _, id := range others {
-		p.waitVersion(campaign, id, 1)
+		p.WaitVersion(campaign, id, 1)
 	}
 	ctx := context.Background()
-	if _, err := p.proj.RemoveAbove(ctx, campaign, target, 3); err != nil {
+	if _, err := p.Proj.RemoveAbove(ctx, campaign, target, 3); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range others {
-		if _, err := p.proj.RemoveAbove(ctx, campaign, id, 0); err != nil {
+		if _, err := p.Proj.RemoveAbove(ctx, campaign, id, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -245,7 +245,7 @@ func TestReplayKeepsTheSourceVersionAndACorrectionWins(t *testing.T) {
 	if len(found) != 31 {
 		t.Fatalf("%d discrepancies, want 31", len(found))
 	}
-	created, err := p.repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "replay", RequestId: "replay-" + run})
+	created, err := p.Repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "replay", RequestId: "replay-" + run})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,14 +253,14 @@ func TestReplayKeepsTheSourceVersionAndACorrectionWins(t *testing.T) {
 
 	// Once the v4 replay is in ClickHouse, and while the repair still runs,
 	// the teacher corrects the record to v5.
-	p.waitFor("the v4 replay in ClickHouse", 30*time.Second, func() bool { return p.currentOf(campaign, target).Version == 4 })
-	if got, want := p.eventOf(campaign, target), fmt.Sprintf("fitness-result-%d-v4", target); got != want {
+	p.WaitFor("the v4 replay in ClickHouse", 30*time.Second, func() bool { return p.CurrentOf(campaign, target).Version == 4 })
+	if got, want := p.EventOf(campaign, target), fmt.Sprintf("fitness-result-%d-v4", target); got != want {
 		t.Fatalf("the replayed row carries event id %q, want the existing %q", got, want)
 	}
 	if r := p.getRepair(id); r.GetState() != fitnessv1.RepairState_REPAIR_STATE_EXECUTING {
 		t.Fatalf("repair %s already %s (%d of %d items) when the correction was to be made", id, r.GetState(), r.GetItemsDone(), r.GetItemsTotal())
 	}
-	p.correct(target, school, 4, "2.35")
+	p.Correct(target, school, 4, "2.35")
 	p.waitRepair(id, fitnessv1.RepairState_REPAIR_STATE_VERIFIED)
 
 	var item *fitnessv1.RepairItem
@@ -272,8 +272,8 @@ func TestReplayKeepsTheSourceVersionAndACorrectionWins(t *testing.T) {
 	if got, want := describeItems([]*fitnessv1.RepairItem{item})[target], fmt.Sprintf("APPLIED v4 fitness-result-%d-v4 PASSED", target); got != want {
 		t.Errorf("item of %d = %q, want %q", target, got, want)
 	}
-	p.waitVersion(campaign, target, 5)
-	if got := p.currentOf(campaign, target); got != (current{5, 2350, false}) {
+	p.WaitVersion(campaign, target, 5)
+	if got := p.CurrentOf(campaign, target); got != (current{Version: 5, Milli: 2350, Deleted: false}) {
 		t.Errorf("final state of %d = %+v, want v5 at 2.35", target, got)
 	}
 	if _, again := p.reconcileRun(campaign); len(again) != 0 {
@@ -295,15 +295,15 @@ func detectOf(id int64) int64 {
 // through ReconcileService and returns its id and discrepancies.
 func (p *platform) reconcileRun(detect int64) (string, []*fitnessv1.Discrepancy) {
 	p.t.Helper()
-	started, err := p.reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
+	started, err := p.Reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
 		Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
 	if err != nil {
 		p.t.Fatalf("start reconciliation of %d: %v", detect, err)
 	}
 	id := started.GetRun().GetRunId()
 	var run *fitnessv1.ReconciliationRun
-	p.waitFor("reconciliation run "+id, 60*time.Second, func() bool {
-		got, err := p.reconcile.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
+	p.WaitFor("reconciliation run "+id, 60*time.Second, func() bool {
+		got, err := p.Reconcile.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
 		if err != nil {
 			p.t.Fatal(err)
 		}
@@ -323,7 +323,7 @@ func (p *platform) discrepancies(run string) (string, []*fitnessv1.Discrepancy) 
 	var all []*fitnessv1.Discrepancy
 	token := ""
 	for {
-		page, err := p.reconcile.ListDiscrepancies(operator(), &fitnessv1.ListDiscrepanciesRequest{RunId: run, PageSize: 100, PageToken: token})
+		page, err := p.Reconcile.ListDiscrepancies(operator(), &fitnessv1.ListDiscrepanciesRequest{RunId: run, PageSize: 100, PageToken: token})
 		if err != nil {
 			p.t.Fatal(err)
 		}
@@ -354,7 +354,7 @@ func planned(p *fitnessv1.PlanRepairResponse) map[fitnessv1.RepairAction]string 
 
 func (p *platform) getRepair(id string) *fitnessv1.Repair {
 	p.t.Helper()
-	got, err := p.repair.GetRepair(operator(), &fitnessv1.GetRepairRequest{RepairId: id})
+	got, err := p.Repair.GetRepair(operator(), &fitnessv1.GetRepairRequest{RepairId: id})
 	if err != nil {
 		p.t.Fatalf("get repair %s: %v", id, err)
 	}
@@ -366,7 +366,7 @@ func (p *platform) getRepair(id string) *fitnessv1.Repair {
 func (p *platform) waitRepair(id string, state fitnessv1.RepairState) *fitnessv1.Repair {
 	p.t.Helper()
 	var r *fitnessv1.Repair
-	p.waitFor(fmt.Sprintf("repair %s %s", id, state), 120*time.Second, func() bool {
+	p.WaitFor(fmt.Sprintf("repair %s %s", id, state), 120*time.Second, func() bool {
 		r = p.getRepair(id)
 		switch r.GetState() {
 		case state:
@@ -385,7 +385,7 @@ func (p *platform) items(id string) []*fitnessv1.RepairItem {
 	var all []*fitnessv1.RepairItem
 	token := ""
 	for {
-		page, err := p.repair.ListRepairItems(operator(), &fitnessv1.ListRepairItemsRequest{RepairId: id, PageSize: 500, PageToken: token})
+		page, err := p.Repair.ListRepairItems(operator(), &fitnessv1.ListRepairItemsRequest{RepairId: id, PageSize: 500, PageToken: token})
 		if err != nil {
 			p.t.Fatal(err)
 		}
