@@ -42,6 +42,9 @@ type Claim struct {
 	Token string
 	Lease time.Time
 	Rows  []Row
+	// Parked are rows this claim PARKED instead of claiming: their lease
+	// expired once too often (ClaimSpec.MaxAttempts). They are not owned.
+	Parked []Row
 }
 
 // Repo is the relay's access to one shard's outbox. Every method is one
@@ -80,14 +83,46 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// Claim takes up to limit eligible rows — PROCESSING rows whose lease has
-// expired, FAILED rows whose retry time has come, then NEW rows, each in
-// due order — and marks them PROCESSING under a fresh claim token with a
-// lease of the given length, in one short transaction that skips rows other
-// claimants hold locked. It returns an empty claim when nothing is eligible.
+// ClaimSpec says what one claim takes.
+type ClaimSpec struct {
+	// Limit bounds the rows of the claim (positive).
+	Limit int
+	// Lease is how long the claimant owns them.
+	Lease time.Duration
+	// MaxAttempts parks a row whose lease expired once that expiry brings
+	// its attempts to MaxAttempts: a claimant that stops before recording
+	// the outcome (a crash, a kill, a hang past the lease) spent an
+	// attempt, so an event that takes its claimant down every time ends
+	// PARKED instead of being claimed for ever. 0 never parks at claim time
+	// (the expiry is still counted).
+	MaxAttempts int
+}
+
+// LeaseExpiredError is the last_error of a row whose lease expired: its
+// claimant stopped before recording the outcome.
+const LeaseExpiredError = "lease expired: the claimant stopped (crashed, killed or hung) before recording the outcome"
+
+// Claim is ClaimBatch without parking: it takes up to limit rows for lease.
 func (r *Repo) Claim(ctx context.Context, limit int, lease time.Duration) (Claim, error) {
-	if limit <= 0 {
-		return Claim{}, fmt.Errorf("claim limit must be positive, got %d", limit)
+	return r.ClaimBatch(ctx, ClaimSpec{Limit: limit, Lease: lease})
+}
+
+// ClaimBatch takes eligible rows and marks them PROCESSING under a fresh
+// claim token with a lease of spec.Lease, in one short READ COMMITTED
+// transaction that skips rows other claimants hold locked. It returns an
+// empty claim when nothing is eligible.
+//
+// Eligible are, in this order: a PROCESSING row whose lease has expired,
+// FAILED rows whose retry time has come, then NEW rows, each in due order.
+// A row whose lease expired cost its claimant an attempt (attempts+1,
+// last_error LeaseExpiredError) and is claimed ALONE: when one event takes
+// every claimant down with it, the batch-mates that shared its fate are
+// published one by one and spend that attempt only once, while the event
+// itself keeps spending attempts until, at spec.MaxAttempts, it is PARKED
+// here (Claim.Parked) instead of claimed.
+func (r *Repo) ClaimBatch(ctx context.Context, spec ClaimSpec) (Claim, error) {
+	if spec.Limit <= 0 {
+		return Claim{}, fmt.Errorf("claim limit must be positive, got %d", spec.Limit)
 	}
 	now := r.clock()
 	tx, err := r.db.BeginTx(ctx, &sql.TxOptions{Isolation: sql.LevelReadCommitted})
@@ -96,36 +131,72 @@ func (r *Repo) Claim(ctx context.Context, limit int, lease time.Duration) (Claim
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 
-	var rows []Row
-	// One statement per status: each walks (status, due_time) in order and
-	// stops at the limit, so it locks only the rows it returns.
-	for _, st := range []string{StatusProcessing, StatusFailed, StatusNew} {
-		if len(rows) >= limit {
+	c := Claim{Token: newToken(), Lease: now.Add(spec.Lease)}
+	// Expired leases first, one row at a time; the ones that reach the
+	// limit are parked and the next is looked at.
+	for len(c.Parked) < spec.Limit {
+		got, err := claimStatus(ctx, tx, StatusProcessing, now, 1)
+		if err != nil {
+			return Claim{}, fmt.Errorf("claiming expired leases on %s: %w", r.shardID, err)
+		}
+		if len(got) == 0 {
 			break
 		}
-		got, err := claimStatus(ctx, tx, st, now, limit-len(rows))
+		x := got[0]
+		x.Attempts++
+		x.LastError = LeaseExpiredError
+		if spec.MaxAttempts > 0 && x.Attempts >= spec.MaxAttempts {
+			if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'PARKED', attempts = attempts + 1, last_error = ?, claim_token = NULL, due_time = ? WHERE id = ?",
+				LeaseExpiredError, now, x.ID); err != nil {
+				return Claim{}, fmt.Errorf("parking a row whose lease expired on %s: %w", r.shardID, err)
+			}
+			x.Status, x.DueTime = StatusParked, now
+			c.Parked = append(c.Parked, x)
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'PROCESSING', attempts = attempts + 1, last_error = ?, claim_token = ?, due_time = ? WHERE id = ?",
+			LeaseExpiredError, c.Token, c.Lease, x.ID); err != nil {
+			return Claim{}, fmt.Errorf("reclaiming a row whose lease expired on %s: %w", r.shardID, err)
+		}
+		x.DueTime = c.Lease
+		c.Rows = []Row{x}
+		return c, r.commitClaim(tx)
+	}
+
+	// One statement per status: each walks (status, due_time) in order and
+	// stops at the limit, so it locks only the rows it returns.
+	for _, st := range []string{StatusFailed, StatusNew} {
+		if len(c.Rows) >= spec.Limit {
+			break
+		}
+		got, err := claimStatus(ctx, tx, st, now, spec.Limit-len(c.Rows))
 		if err != nil {
 			return Claim{}, fmt.Errorf("claiming %s rows on %s: %w", st, r.shardID, err)
 		}
-		rows = append(rows, got...)
+		c.Rows = append(c.Rows, got...)
 	}
-	if len(rows) == 0 {
+	if len(c.Rows) > 0 {
+		args := make([]any, 0, len(c.Rows)+2)
+		args = append(args, c.Token, c.Lease)
+		for _, x := range c.Rows {
+			args = append(args, x.ID)
+		}
+		if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'PROCESSING', claim_token = ?, due_time = ? WHERE id IN ("+
+			placeholders(len(c.Rows))+")", args...); err != nil {
+			return Claim{}, fmt.Errorf("marking claimed rows on %s: %w", r.shardID, err)
+		}
+	}
+	if len(c.Rows) == 0 && len(c.Parked) == 0 {
 		return Claim{}, tx.Commit()
 	}
-	c := Claim{Token: newToken(), Lease: now.Add(lease), Rows: rows}
-	ids := make([]any, 0, len(rows)+2)
-	ids = append(ids, c.Token, c.Lease)
-	for _, x := range rows {
-		ids = append(ids, x.ID)
-	}
-	if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'PROCESSING', claim_token = ?, due_time = ? WHERE id IN ("+
-		placeholders(len(rows))+")", ids...); err != nil {
-		return Claim{}, fmt.Errorf("marking claimed rows on %s: %w", r.shardID, err)
-	}
+	return c, r.commitClaim(tx)
+}
+
+func (r *Repo) commitClaim(tx *sql.Tx) error {
 	if err := tx.Commit(); err != nil {
-		return Claim{}, fmt.Errorf("committing claim on %s: %w", r.shardID, err)
+		return fmt.Errorf("committing claim on %s: %w", r.shardID, err)
 	}
-	return c, nil
+	return nil
 }
 
 func claimStatus(ctx context.Context, tx *sql.Tx, status string, now time.Time, limit int) ([]Row, error) {

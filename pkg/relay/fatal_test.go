@@ -34,7 +34,7 @@ type fakeStore struct {
 
 func (s *fakeStore) ShardID() string { return s.id }
 
-func (s *fakeStore) Claim(ctx context.Context, _ int, _ time.Duration) (outbox.Claim, error) {
+func (s *fakeStore) ClaimBatch(ctx context.Context, _ outbox.ClaimSpec) (outbox.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return outbox.Claim{}, err
 	}

@@ -48,19 +48,29 @@ type Publisher interface {
 // Store is what the relay needs of one shard's outbox (outbox.Repo).
 type Store interface {
 	ShardID() string
-	Claim(ctx context.Context, limit int, lease time.Duration) (outbox.Claim, error)
+	ClaimBatch(ctx context.Context, spec outbox.ClaimSpec) (outbox.Claim, error)
 	MarkSent(ctx context.Context, token string, ids []int64) (int64, error)
 	MarkFailed(ctx context.Context, token string, ids []int64, cause string, maxAttempts int, b outbox.Backoff) (failed, parked int64, err error)
 }
 
 // Config tunes a relay instance.
 type Config struct {
-	BatchSize      int            // rows per claim
-	Lease          time.Duration  // how long a claim is owned
-	PublishTimeout time.Duration  // bound on one batch's publish; must be < Lease
-	PollInterval   time.Duration  // idle wait when nothing is eligible
-	MaxAttempts    int            // failed publishes before an event is PARKED
-	Backoff        outbox.Backoff // retry delay of FAILED rows
+	BatchSize      int           // rows per claim
+	Lease          time.Duration // how long a claim is owned
+	PublishTimeout time.Duration // bound on one batch's publish
+	// CompletionTimeout bounds the SENT / FAILED update of one batch. The
+	// lease must be longer than PublishTimeout + CompletionTimeout, so a
+	// healthy claimant always records its outcome before another can
+	// reclaim the rows (a tighter lease means reclaims and duplicate
+	// publishes). 0 means DefaultCompletionTimeout, or half of what the
+	// lease leaves after the publish timeout when that is less.
+	CompletionTimeout time.Duration
+	PollInterval      time.Duration // idle wait when nothing is eligible
+	// MaxAttempts is how many attempts — failed publishes and claims whose
+	// lease expired before their outcome was recorded (the claimant
+	// crashed) — an event gets before it is PARKED.
+	MaxAttempts int
+	Backoff     outbox.Backoff // retry delay of FAILED rows
 	// FatalClaimFailures is how many consecutive cycles every shard must
 	// fail with a permanent error (IsPermanent) before Run gives up with
 	// ErrEveryShardRefused. 0 means DefaultFatalClaimFailures; negative
@@ -80,12 +90,13 @@ type Config struct {
 const (
 	DefaultFatalClaimFailures = 10
 	DefaultStopTimeout        = 2 * time.Second
+	DefaultCompletionTimeout  = 10 * time.Second
 )
 
 // DefaultConfig is a sane production default.
 func DefaultConfig() Config {
 	return Config{
-		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second,
+		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second, CompletionTimeout: DefaultCompletionTimeout,
 		PollInterval: 20 * time.Millisecond, MaxAttempts: 20,
 		Backoff:            outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
 		FatalClaimFailures: DefaultFatalClaimFailures,
@@ -94,8 +105,17 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate rejects impossible settings, notably a publish timeout that is not
-// shorter than the lease (a slow but healthy publish would be reclaimed).
+// completionTimeout is CompletionTimeout with its default applied.
+func (c Config) completionTimeout() time.Duration {
+	if c.CompletionTimeout != 0 {
+		return c.CompletionTimeout
+	}
+	return min(DefaultCompletionTimeout, (c.Lease-c.PublishTimeout)/2)
+}
+
+// Validate rejects impossible settings, notably a lease that does not cover
+// the publish timeout plus the completion timeout (a slow but healthy batch
+// would be reclaimed and published twice).
 func (c Config) Validate() error {
 	var errs []error
 	if c.BatchSize < 1 || c.BatchSize > 10000 {
@@ -104,8 +124,12 @@ func (c Config) Validate() error {
 	if c.PublishTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("publish timeout must be positive, got %s", c.PublishTimeout))
 	}
-	if c.Lease <= c.PublishTimeout {
-		errs = append(errs, fmt.Errorf("lease (%s) must be longer than the publish timeout (%s)", c.Lease, c.PublishTimeout))
+	if c.CompletionTimeout < 0 {
+		errs = append(errs, fmt.Errorf("completion timeout must not be negative, got %s", c.CompletionTimeout))
+	}
+	if ct := c.completionTimeout(); c.Lease <= c.PublishTimeout+ct || ct <= 0 {
+		errs = append(errs, fmt.Errorf("lease (%s) must be longer than the publish timeout (%s) plus the completion timeout (%s)",
+			c.Lease, c.PublishTimeout, max(ct, 0)))
 	}
 	if c.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("poll interval must be positive, got %s", c.PollInterval))
@@ -129,6 +153,7 @@ func (c Config) withDefaults() Config {
 	if c.StopTimeout == 0 {
 		c.StopTimeout = DefaultStopTimeout
 	}
+	c.CompletionTimeout = c.completionTimeout()
 	return c
 }
 
@@ -321,19 +346,25 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// completeTimeout bounds the SENT / FAILED update of one batch.
-const completeTimeout = 10 * time.Second
-
 // Cycle runs one claim-publish-complete round on st and returns how many
-// rows it claimed.
+// rows it claimed or parked.
 func (r *Relay) Cycle(ctx context.Context, st Store) (int, error) {
 	shard := st.ShardID()
-	c, err := st.Claim(ctx, r.cfg.BatchSize, r.cfg.Lease)
+	c, err := st.ClaimBatch(ctx, outbox.ClaimSpec{Limit: r.cfg.BatchSize, Lease: r.cfg.Lease, MaxAttempts: r.cfg.MaxAttempts})
 	if err != nil {
 		return 0, err
 	}
+	if len(c.Parked) > 0 {
+		r.metrics.parked.WithLabelValues(shard).Add(float64(len(c.Parked)))
+		events := make([]string, len(c.Parked))
+		for i, x := range c.Parked {
+			events[i] = x.EventID
+		}
+		r.log.Error("events parked: their claimant stopped before recording the outcome too many times (a poison event crashing the relay?); replay them with OutboxService.ReplayParkedEvents",
+			"shard", shard, "events", events, "max_attempts", r.cfg.MaxAttempts)
+	}
 	if len(c.Rows) == 0 {
-		return 0, nil
+		return len(c.Parked), nil
 	}
 	r.metrics.claimed.WithLabelValues(shard).Add(float64(len(c.Rows)))
 	msgs := make([]Message, len(c.Rows))
@@ -374,7 +405,7 @@ func (r *Relay) Cycle(ctx context.Context, st Store) (int, error) {
 	// within a short bound (the stop timeout once ctx has ended); if it
 	// fails, the lease expires and the rows are published again: a
 	// duplicate, never a loss.
-	cctx, ccancel := untilStop(ctx, completeTimeout, r.cfg.StopTimeout)
+	cctx, ccancel := untilStop(ctx, r.cfg.CompletionTimeout, r.cfg.StopTimeout)
 	defer ccancel()
 	var sent, failed, parked int64
 	var errsOut []error
@@ -409,5 +440,5 @@ func (r *Relay) Cycle(ctx context.Context, st Store) (int, error) {
 	if r.observer != nil {
 		r.observer.Completed(shard, c, sent, failed, parked)
 	}
-	return len(c.Rows), errors.Join(errsOut...)
+	return len(c.Rows) + len(c.Parked), errors.Join(errsOut...)
 }

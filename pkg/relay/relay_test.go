@@ -3,6 +3,7 @@ package relay_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -40,24 +41,43 @@ func runUntil(t *testing.T, r *relay.Relay) (stop func()) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	cfg := relay.DefaultConfig()
-	if err := cfg.Validate(); err != nil {
-		t.Fatalf("default config invalid: %v", err)
-	}
-	bad := cfg
-	bad.PublishTimeout = bad.Lease
-	if err := bad.Validate(); err == nil {
-		t.Error("publish timeout equal to the lease accepted")
-	}
-	bad = cfg
-	bad.PublishTimeout = 2 * bad.Lease
-	if err := bad.Validate(); err == nil {
-		t.Error("publish timeout longer than the lease accepted")
-	}
-	bad = cfg
-	bad.MaxAttempts = 0
-	if err := bad.Validate(); err == nil {
-		t.Error("zero max attempts accepted")
+	for _, tc := range []struct {
+		name   string
+		change func(*relay.Config)
+		want   string // substring of the error; "" when valid
+	}{
+		{"default", func(*relay.Config) {}, ""},
+		{"lease covers publish and completion", func(c *relay.Config) {
+			c.Lease, c.PublishTimeout, c.CompletionTimeout = 21*time.Second, 10*time.Second, 10*time.Second
+		}, ""},
+		{"lease equal to publish + completion", func(c *relay.Config) {
+			c.Lease, c.PublishTimeout, c.CompletionTimeout = 20*time.Second, 10*time.Second, 10*time.Second
+		}, "lease (20s) must be longer than the publish timeout (10s) plus the completion timeout (10s)"},
+		{"lease shorter than publish + completion", func(c *relay.Config) {
+			c.Lease, c.PublishTimeout, c.CompletionTimeout = 15*time.Second, 10*time.Second, 10*time.Second
+		}, "plus the completion timeout (10s)"},
+		{"publish timeout equal to the lease", func(c *relay.Config) { c.PublishTimeout = c.Lease }, "must be longer than the publish timeout"},
+		{"publish timeout longer than the lease", func(c *relay.Config) { c.PublishTimeout = 2 * c.Lease }, "must be longer than the publish timeout"},
+		{"derived completion timeout fits the lease", func(c *relay.Config) {
+			c.Lease, c.PublishTimeout, c.CompletionTimeout = 2*time.Second, time.Second, 0
+		}, ""},
+		{"no room left for a derived completion timeout", func(c *relay.Config) {
+			c.Lease, c.PublishTimeout, c.CompletionTimeout = time.Second, time.Second, 0
+		}, "plus the completion timeout (0s)"},
+		{"negative completion timeout", func(c *relay.Config) { c.CompletionTimeout = -time.Second }, "completion timeout must not be negative"},
+		{"zero max attempts", func(c *relay.Config) { c.MaxAttempts = 0 }, "max attempts"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := relay.DefaultConfig()
+			tc.change(&cfg)
+			err := cfg.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate = %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -179,7 +199,7 @@ func TestLostSentUpdate(t *testing.T) {
 }
 
 // A stale claimant whose lease expired cannot overwrite the status written
-// by the new claimant.
+// by the new claimants, who take the rows over one by one.
 func TestStaleClaimantCannotOverwrite(t *testing.T) {
 	s := newShard(t, "shard-0")
 	ids := s.fill(t, 900000, 10)
@@ -189,18 +209,17 @@ func TestStaleClaimantCannotOverwrite(t *testing.T) {
 		t.Fatalf("first claim: %v %v", len(old.Rows), err)
 	}
 	time.Sleep(400 * time.Millisecond)
-	cur, err := s.repo.Claim(ctx, 100, time.Minute)
-	if err != nil || len(cur.Rows) != len(ids) {
-		t.Fatalf("reclaim after expiry: %v %v", len(cur.Rows), err)
-	}
-	for _, r := range cur.Rows {
-		if !r.Reclaimed {
-			t.Errorf("row %d not flagged as reclaimed", r.ID)
+	var cur []outbox.Claim
+	var rowIDs []int64
+	for range ids {
+		c, err := s.repo.Claim(ctx, 100, time.Minute)
+		if err != nil || len(c.Rows) != 1 {
+			t.Fatalf("reclaim after expiry: %d rows, %v; want each expired row claimed alone", len(c.Rows), err)
 		}
-	}
-	rowIDs := make([]int64, len(cur.Rows))
-	for i, r := range cur.Rows {
-		rowIDs[i] = r.ID
+		if r := c.Rows[0]; !r.Reclaimed || r.Attempts != 1 || r.LastError != outbox.LeaseExpiredError {
+			t.Errorf("reclaimed row %d: reclaimed %v, attempts %d, last error %q; want the expiry counted as an attempt", r.ID, r.Reclaimed, r.Attempts, r.LastError)
+		}
+		cur, rowIDs = append(cur, c), append(rowIDs, c.Rows[0].ID)
 	}
 	if n, err := s.repo.MarkSent(ctx, old.Token, rowIDs); err != nil || n != 0 {
 		t.Errorf("stale claimant marked %d rows SENT (err %v), want 0", n, err)
@@ -209,10 +228,12 @@ func TestStaleClaimantCannotOverwrite(t *testing.T) {
 		t.Errorf("stale claimant marked %d failed / %d parked (err %v), want 0", f, p, err)
 	}
 	if c := s.counts(t); c[outbox.StatusProcessing] != len(ids) {
-		t.Fatalf("stale completion changed the new claimant's rows: %v", c)
+		t.Fatalf("stale completion changed the new claimants' rows: %v", c)
 	}
-	if n, err := s.repo.MarkSent(ctx, cur.Token, rowIDs); err != nil || n != int64(len(ids)) {
-		t.Fatalf("current claimant marked %d SENT (err %v)", n, err)
+	for _, c := range cur {
+		if n, err := s.repo.MarkSent(ctx, c.Token, []int64{c.Rows[0].ID}); err != nil || n != 1 {
+			t.Fatalf("current claimant marked %d SENT (err %v)", n, err)
+		}
 	}
 	if f, p, _ := s.repo.MarkFailed(ctx, old.Token, rowIDs, "late", 1, outbox.Backoff{Base: time.Millisecond, Max: time.Millisecond}); f+p != 0 {
 		t.Errorf("late stale failure overwrote SENT rows: %d/%d", f, p)

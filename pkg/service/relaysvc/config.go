@@ -74,8 +74,9 @@ func Load(args []string) (Config, error) {
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events")
 	l.Duration(&c.PulsarOperationTimeout, "pulsar-operation-timeout", "RS_RELAY_PULSAR_OPERATION_TIMEOUT", 10*time.Second, "bound on the Pulsar client's producer creation and lookups")
 	l.Int(&c.Relay.BatchSize, "batch-size", "RS_RELAY_BATCH_SIZE", d.BatchSize, "rows per claim")
-	l.Duration(&c.Relay.Lease, "lease", "RS_RELAY_LEASE", d.Lease, "claim lease")
-	l.Duration(&c.Relay.PublishTimeout, "publish-timeout", "RS_RELAY_PUBLISH_TIMEOUT", d.PublishTimeout, "bound on one batch's publish (< lease)")
+	l.Duration(&c.Relay.Lease, "lease", "RS_RELAY_LEASE", d.Lease, "claim lease (> publish timeout + completion timeout)")
+	l.Duration(&c.Relay.PublishTimeout, "publish-timeout", "RS_RELAY_PUBLISH_TIMEOUT", d.PublishTimeout, "bound on one batch's publish")
+	l.Duration(&c.Relay.CompletionTimeout, "completion-timeout", "RS_RELAY_COMPLETION_TIMEOUT", d.CompletionTimeout, "bound on one batch's SENT / FAILED update")
 	l.Duration(&c.Relay.PollInterval, "poll-interval", "RS_RELAY_POLL_INTERVAL", d.PollInterval, "idle poll interval")
 	l.Int(&c.Relay.MaxAttempts, "max-attempts", "RS_RELAY_MAX_ATTEMPTS", d.MaxAttempts, "failed publishes before an event is PARKED")
 	l.Duration(&c.Relay.Backoff.Base, "backoff-base", "RS_RELAY_BACKOFF_BASE", d.Backoff.Base, "first retry delay")
@@ -99,8 +100,8 @@ func Load(args []string) (Config, error) {
 	return c, nil
 }
 
-// Validate rejects impossible settings, e.g. a publish timeout >= the lease,
-// naming every one.
+// Validate rejects impossible settings, e.g. a lease not longer than the
+// publish timeout plus the completion timeout, naming every one.
 func (c Config) Validate() error {
 	if err := c.validate(false); err != nil {
 		return fmt.Errorf("relay config: %w", err)

@@ -70,7 +70,7 @@ func (e *Env) Config(t testing.TB, probe time.Duration, addr func(i int) string)
 		entries = append(entries, ShardID(i)+"="+dsn)
 	}
 	rc := relay.DefaultConfig()
-	rc.BatchSize, rc.Lease, rc.PublishTimeout = 200, 6*time.Second, 2*time.Second
+	rc.BatchSize, rc.Lease, rc.PublishTimeout, rc.CompletionTimeout = 200, 6*time.Second, 2*time.Second, 2*time.Second
 	rc.MaxAttempts = 1000
 	rc.Backoff = outbox.Backoff{Base: 100 * time.Millisecond, Max: time.Second}
 	return relaysvc.Config{
