@@ -12,6 +12,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/replay"
 )
 
 // ExecutorConfig tunes the executor.
@@ -20,9 +21,14 @@ type ExecutorConfig struct {
 	// every repair this executor runs (--rows-per-second), so current
 	// traffic keeps flowing.
 	RowsPerSecond int
-	// WorkersPerShard is how many items of one repair are applied at once on
-	// one shard (within the rate).
+	// WorkersPerShard is how many items (or batches) of one repair are
+	// applied at once on one shard (within the rate).
 	WorkersPerShard int
+	// BatchSize is how many replays and tombstones one shard transaction
+	// and one control-database commit carry at most (--batch-size); the
+	// rate's burst (RowsPerSecond/20) bounds it too, so a slow rate still
+	// applies items one by one.
+	BatchSize int
 	// MaxConcurrent is how many repairs and rebuilds run at once.
 	MaxConcurrent int
 	// Poll is how often runnable work is looked for and leases renewed.
@@ -44,7 +50,7 @@ type ExecutorConfig struct {
 
 // DefaultExecutorConfig returns the defaults of the repair server.
 func DefaultExecutorConfig() ExecutorConfig {
-	return ExecutorConfig{RowsPerSecond: 5000, WorkersPerShard: 4, MaxConcurrent: 4, Poll: time.Second, Lease: 30 * time.Second,
+	return ExecutorConfig{RowsPerSecond: 5000, WorkersPerShard: 4, BatchSize: 100, MaxConcurrent: 4, Poll: time.Second, Lease: 30 * time.Second,
 		VerifyTimeout: 2 * time.Minute, VerifyPoll: time.Second, ItemAttempts: 5, RetryBackoff: 200 * time.Millisecond}
 }
 
@@ -56,6 +62,9 @@ func (c ExecutorConfig) Validate() error {
 	}
 	if c.WorkersPerShard < 1 || c.WorkersPerShard > 64 || c.MaxConcurrent < 1 || c.MaxConcurrent > 64 {
 		errs = append(errs, errors.New("workers per shard and concurrent repairs must be 1-64"))
+	}
+	if c.BatchSize < 1 || c.BatchSize > replay.MaxBatch {
+		errs = append(errs, fmt.Errorf("batch size must be 1-%d, got %d", replay.MaxBatch, c.BatchSize))
 	}
 	if c.Poll <= 0 || c.Lease < 3*c.Poll {
 		errs = append(errs, fmt.Errorf("poll must be positive and the lease (%s) at least three polls (%s)", c.Lease, c.Poll))
@@ -296,29 +305,45 @@ func (e *Executor) execute(ctx context.Context, r Repair) error {
 	if err != nil {
 		return err
 	}
-	byShard := map[string][]Item{}
+	// Per shard, the replays and tombstones go in batches (one shard
+	// transaction and one control commit each); removals one by one.
+	size := max(1, min(e.cfg.BatchSize, e.cfg.RowsPerSecond/20))
+	byShard := map[string][][]Item{}
 	for _, it := range items {
-		byShard[it.ShardID] = append(byShard[it.ShardID], it)
+		batches := byShard[it.ShardID]
+		n := len(batches)
+		if it.Action != ActionReplay && it.Action != ActionTombstone || n == 0 || len(batches[n-1]) >= size || !batchable(batches[n-1][0]) {
+			batches = append(batches, nil)
+			n++
+		}
+		batches[n-1] = append(batches[n-1], it)
+		byShard[it.ShardID] = batches
 	}
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
-	for _, its := range byShard {
-		ch := make(chan Item)
+	for _, batches := range byShard {
+		ch := make(chan []Item)
 		wg.Go(func() {
 			defer close(ch)
-			for _, it := range its {
+			for _, b := range batches {
 				select {
-				case ch <- it:
+				case ch <- b:
 				case <-wctx.Done():
 					return
 				}
 			}
 		})
-		for range min(e.cfg.WorkersPerShard, len(its)) {
+		for range min(e.cfg.WorkersPerShard, len(batches)) {
 			wg.Go(func() {
-				for it := range ch {
-					if err := e.applyAndRecord(wctx, r, it); err != nil {
+				for b := range ch {
+					var err error
+					if batchable(b[0]) && len(b) > 1 {
+						err = e.applyBatch(wctx, r, b)
+					} else {
+						err = e.applyAndRecord(wctx, r, b[0])
+					}
+					if err != nil {
 						cancel(err)
 						return
 					}
@@ -353,7 +378,7 @@ func (e *Executor) applyAndRecord(ctx context.Context, r Repair, it Item) error 
 	if err := e.take(ctx, it.ShardID, 1); err != nil {
 		return err
 	}
-	res, rows, err := e.apply(ctx, r, it)
+	res, rows, err := e.apply(ctx, r, it, 1)
 	if err != nil {
 		return err
 	}
@@ -362,17 +387,93 @@ func (e *Executor) applyAndRecord(ctx context.Context, r Repair, it Item) error 
 			return err
 		}
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := e.store.FinishItem(rctx, r.ID, e.owner, res); err != nil {
+	if err := e.record(ctx, r, []ItemResult{res}, rows); err != nil {
 		return err
 	}
-	if res.Outcome == OutcomeFailed {
-		e.m.itemsFailed.WithLabelValues(it.Action.String()).Inc()
-	} else {
-		e.m.rows.WithLabelValues(it.Action.String()).Add(float64(rows))
+	return ctx.Err()
+}
+
+// batchable says whether an item is applied in batches (replays and
+// tombstones; removals touch ClickHouse one key at a time).
+func batchable(it Item) bool { return it.Action == ActionReplay || it.Action == ActionTombstone }
+
+// applyBatch applies replays and tombstones of one shard within its rate:
+// one ReplayBatch (one shard transaction), then one FinishItems (one control
+// commit). An item the batch could not replay (an error of its own, or the
+// whole batch failing) goes on alone through apply, with its remaining
+// attempts, so one bad record never holds back the others.
+func (e *Executor) applyBatch(ctx context.Context, r Repair, batch []Item) error {
+	if err := e.take(ctx, batch[0].ShardID, len(batch)); err != nil {
+		return err
+	}
+	ids := make([]int64, len(batch))
+	for i, it := range batch {
+		ids[i] = it.DataID
+	}
+	outs, err := e.rep.ReplayBatch(ctx, ids)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		e.log.Warn("replaying a batch failed; applying its items one by one", "repair", r.ID, "items", len(batch), "err", err)
+		outs = make([]replay.Outcome, len(batch))
+		for i := range outs {
+			outs[i].Err = err
+		}
+	}
+	results := make([]ItemResult, 0, len(batch))
+	var alone []Item
+	for i, it := range batch {
+		o := outs[i]
+		if o.Err != nil {
+			e.log.Warn("applying a repair item failed", "repair", r.ID, "data_id", it.DataID, "attempt", 1, "err", o.Err)
+			alone = append(alone, it)
+			continue
+		}
+		res := ItemResult{Seq: it.Seq, Attempts: 1}
+		judge(it, &res, "", o.ShardID, o.Version, o.EventID, o.Deleted)
+		results = append(results, res)
+	}
+	if err := e.record(ctx, r, results, int64(len(results))); err != nil {
+		return err
+	}
+	for _, it := range alone {
+		res, rows, err := e.apply(ctx, r, it, 2)
+		if err != nil {
+			return err
+		}
+		if err := e.record(ctx, r, []ItemResult{res}, rows); err != nil {
+			return err
+		}
 	}
 	return ctx.Err()
+}
+
+// record stores the outcomes of applied items (even when ctx ended right
+// after they were applied) and counts them.
+func (e *Executor) record(ctx context.Context, r Repair, results []ItemResult, rows int64) error {
+	if len(results) == 0 {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := e.store.FinishItems(rctx, r.ID, e.owner, results); err != nil {
+		return err
+	}
+	action := r.Action.String()
+	var failed int
+	for _, res := range results {
+		if res.Outcome == OutcomeFailed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		e.m.itemsFailed.WithLabelValues(action).Add(float64(failed))
+	}
+	if failed < len(results) {
+		e.m.rows.WithLabelValues(action).Add(float64(rows))
+	}
+	return nil
 }
 
 // take waits for n rows of shard's rate.
@@ -395,14 +496,15 @@ func (e *Executor) take(ctx context.Context, shard string, n int) error {
 }
 
 // apply applies one item, retrying failures with backoff up to
-// ItemAttempts. It returns the outcome and the rows it touched; an error
-// only when ctx ended (the item stays PENDING).
-func (e *Executor) apply(ctx context.Context, r Repair, it Item) (ItemResult, int64, error) {
+// ItemAttempts, from attempt first (a batch made the first). It returns the
+// outcome and the rows it touched; an error only when ctx ended (the item
+// stays PENDING).
+func (e *Executor) apply(ctx context.Context, r Repair, it Item, first int) (ItemResult, int64, error) {
 	res := ItemResult{Seq: it.Seq}
 	var rows int64
 	wait := e.cfg.RetryBackoff
-	var last error
-	for attempt := 1; attempt <= e.cfg.ItemAttempts; attempt++ {
+	last := errors.New("no attempt left")
+	for attempt := first; attempt <= e.cfg.ItemAttempts; attempt++ {
 		res.Attempts = attempt
 		n, err := e.applyOnce(ctx, r, it, &res)
 		rows += n
@@ -425,6 +527,7 @@ func (e *Executor) apply(ctx context.Context, r Repair, it Item) (ItemResult, in
 		wait = min(2*wait, 10*time.Second)
 	}
 	res.Outcome = OutcomeFailed
+	res.Attempts = max(res.Attempts, first-1)
 	res.Message = fmt.Sprintf("failed after %d attempts: %v", res.Attempts, last)
 	return res, rows, nil
 }
@@ -474,6 +577,13 @@ func (e *Executor) replay(ctx context.Context, it Item, res *ItemResult, prefix 
 	if err != nil {
 		return 0, fmt.Errorf("replaying %d: %w", it.DataID, err)
 	}
+	judge(it, res, prefix, shard, v, ev, deleted)
+	return 1, nil
+}
+
+// judge records a replay's outcome: the version delivered against the one
+// reconciliation saw.
+func judge(it Item, res *ItemResult, prefix, shard string, v int64, ev string, deleted bool) {
 	res.ShardID, res.AppliedVersion, res.EventID = shard, v, ev
 	kind := "state"
 	if deleted {
@@ -493,7 +603,6 @@ func (e *Executor) replay(ctx context.Context, it Item, res *ItemResult, prefix 
 		res.Outcome = OutcomeApplied
 		res.Message = fmt.Sprintf("%sreplayed %s version %d (%s) from %s", prefix, kind, v, ev, shard)
 	}
-	return 1, nil
 }
 
 // verify compares the repair's keys every VerifyPoll until they are clean

@@ -36,7 +36,7 @@ func (f *fixture) deps() repair.Deps { return f.Deps(f.rep, f.ed, f.rb) }
 // fastConfig is an executor configuration for tests: short polls and lease,
 // a generous rate.
 func fastConfig() repair.ExecutorConfig {
-	return repair.ExecutorConfig{RowsPerSecond: 1000, WorkersPerShard: 2, MaxConcurrent: 4, Poll: 50 * time.Millisecond, Lease: time.Second,
+	return repair.ExecutorConfig{RowsPerSecond: 1000, WorkersPerShard: 2, BatchSize: 10, MaxConcurrent: 4, Poll: 50 * time.Millisecond, Lease: time.Second,
 		VerifyTimeout: 30 * time.Second, VerifyPoll: 100 * time.Millisecond, ItemAttempts: 3, RetryBackoff: 20 * time.Millisecond}
 }
 

@@ -29,6 +29,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/replay"
 )
 
 // Replayer re-delivers the authoritative current state of a record through the normal
@@ -38,8 +39,14 @@ import (
 // Replay is idempotent: calling it again for a record whose state did not
 // change re-arms the same event (same version, same event id). The executor
 // calls it again after a crash for items it had not recorded as applied.
+//
+// ReplayBatch is Replay of many records at once (pkg/replay: one transaction
+// per shard): one outcome per data id, in order; an outcome's Err concerns
+// that record alone, the error the whole batch (which the executor then
+// applies item by item).
 type Replayer interface {
 	Replay(ctx context.Context, dataID int64) (shardID string, version int64, eventID string, deleted bool, err error)
+	ReplayBatch(ctx context.Context, dataIDs []int64) ([]replay.Outcome, error)
 }
 
 // TargetEditor shows and removes projection rows (approved removals only).

@@ -684,8 +684,15 @@ func total(m map[int64]int) int {
 // flight, their replays sent but not recorded) leaves the repair EXECUTING;
 // a new executor on the same store finishes it. Items recorded as applied
 // are not replayed again; the interrupted ones are re-armed with the same
-// version and event id.
+// version and event id. Item by item (batch 1) and in batches of 10, where
+// a whole batch is in flight until its one control commit.
 func TestCrashResume(t *testing.T) {
+	for _, batch := range []int{1, 10} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) { crashResume(t, batch) })
+	}
+}
+
+func crashResume(t *testing.T, batch int) {
 	f := newFixture(t, repair.ManagerConfig{})
 	for i := range int64(30) {
 		f.Put(t, repairtest.Rec{ID: 7000 + i, Version: 1})
@@ -702,18 +709,22 @@ func TestCrashResume(t *testing.T) {
 		return nil
 	}
 	cfg := fastConfig()
+	cfg.BatchSize = batch
 	stop := f.startExecutor(t, cfg, nil)
 	ctx := context.Background()
 	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID}, RequestID: "r", Reason: "backfill", By: "otto"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	mid := f.WaitRepair(t, rs[0].ID, 20*time.Second, func(r repair.Repair) bool { return r.ItemsDone >= 10 })
-	for n.Load() < 10+int64(cfg.WorkersPerShard) { // every worker stuck
+	deadline := time.Now().Add(20 * time.Second)
+	for n.Load() < 10+int64(2*cfg.WorkersPerShard) { // every worker of both shards stuck
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replays; the workers never got stuck", n.Load())
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	stop()
-	mid, err = f.Store.GetRepair(ctx, mid.ID)
+	mid, err := f.Store.GetRepair(ctx, rs[0].ID)
 	if err != nil || mid.State != repair.StateExecuting || mid.ItemsDone >= 30 || mid.LeaseOwner != "" {
 		t.Fatalf("after the stop: %+v, %v", mid, err)
 	}
@@ -741,8 +752,51 @@ func TestCrashResume(t *testing.T) {
 			}
 		}
 	}
-	if len(f.rep.Events()) != 30 || twice == 0 || twice > 2*cfg.WorkersPerShard {
-		t.Errorf("%d records replayed, %d of them twice; want 30, and only the %d in flight twice", len(f.rep.Events()), twice, 2*cfg.WorkersPerShard)
+	if inFlight := 2 * cfg.WorkersPerShard * batch; len(f.rep.Events()) != 30 || twice == 0 || twice > inFlight {
+		t.Errorf("%d records replayed, %d of them twice; want 30, and only the %d in flight twice", len(f.rep.Events()), twice, inFlight)
+	}
+}
+
+// Replays go in batches (one ReplayBatch, one control commit each) within
+// the shard's rate; an item of a batch that fails is tried alone with its
+// remaining attempts and fails by itself: the other 29 are applied.
+func TestReplaysGoInBatches(t *testing.T) {
+	f := newFixture(t, repair.ManagerConfig{})
+	const bad = 8013
+	for i := range int64(30) {
+		f.Put(t, repairtest.Rec{ID: 8000 + i, Version: 1})
+	}
+	run := f.Reconcile(t)
+	var badCalls atomic.Int64
+	f.rep.Before = func(_ context.Context, id int64) error {
+		if id == bad {
+			badCalls.Add(1)
+			return errors.New("shard refused the outbox row")
+		}
+		return nil
+	}
+	f.startExecutor(t, fastConfig(), nil)
+	rs, err := f.mgr.Create(context.Background(), repair.CreateRequest{Selection: repair.Selection{RunID: run.ID}, RequestID: "r", Reason: "backfill", By: "otto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.WaitRepair(t, rs[0].ID, 20*time.Second, repair.Repair.Terminal)
+	if r.State != repair.StateFailed || r.ItemsDone != 29 || r.ItemsFailed != 1 {
+		t.Errorf("repair = %+v; want FAILED with 29 applied and 1 failed", r)
+	}
+	// 30 items over two shards in batches of at most 10: at most 4 batches
+	// (2 per shard), at least 3.
+	if b := f.rep.Batches(); b < 3 || b > 4 {
+		t.Errorf("%d batches for 30 items in batches of 10 over two shards", b)
+	}
+	its := f.items(t, r.ID)
+	if it := its[bad]; it.Outcome != repair.OutcomeFailed || it.Attempts != 3 || badCalls.Load() != 3 {
+		t.Errorf("failed item = %+v after %d calls; want FAILED after 3 attempts (one in its batch, two alone)", it, badCalls.Load())
+	}
+	for id, it := range its {
+		if id != bad && (it.Outcome != repair.OutcomeApplied || it.Attempts != 1 || it.AppliedVersion != 1) {
+			t.Errorf("item %d = %+v; want APPLIED at the first attempt", id, it)
+		}
 	}
 }
 

@@ -616,25 +616,47 @@ type ItemResult struct {
 // lease; otherwise nothing changes and the error is errLeaseLost. An item
 // no longer PENDING is left alone (recorded once).
 func (s *Store) FinishItem(ctx context.Context, repairID, owner string, res ItemResult) error {
+	return s.FinishItems(ctx, repairID, owner, []ItemResult{res})
+}
+
+// FinishItems records the outcomes of many items of a repair in one
+// transaction (each as FinishItem does; the repair's counters are updated
+// once), so that a batch of replays costs one commit in the control
+// database, not one per item.
+func (s *Store) FinishItems(ctx context.Context, repairID, owner string, results []ItemResult) error {
+	if len(results) == 0 {
+		return nil
+	}
 	now := s.now()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		r, err := tx.ExecContext(ctx, `UPDATE repair_item SET outcome = ?, shard_id = COALESCE(NULLIF(?, ''), shard_id), applied_version = ?,
-			event_id = ?, rows_removed = ?, attempts = ?, message = ?, apply_time = ? WHERE repair_id = ? AND seq = ? AND outcome = 'PENDING'`,
-			res.Outcome, res.ShardID, res.AppliedVersion, clip(res.EventID, 128), res.RowsRemoved, res.Attempts, clip(res.Message, maxNote), now, repairID, res.Seq)
-		if err != nil {
-			return fmt.Errorf("recording item %d of repair %s: %w", res.Seq, repairID, err)
+		var done, failed int
+		for _, res := range results {
+			r, err := tx.ExecContext(ctx, `UPDATE repair_item SET outcome = ?, shard_id = COALESCE(NULLIF(?, ''), shard_id), applied_version = ?,
+				event_id = ?, rows_removed = ?, attempts = ?, message = ?, apply_time = ? WHERE repair_id = ? AND seq = ? AND outcome = 'PENDING'`,
+				res.Outcome, res.ShardID, res.AppliedVersion, clip(res.EventID, 128), res.RowsRemoved, res.Attempts, clip(res.Message, maxNote), now, repairID, res.Seq)
+			if err != nil {
+				return fmt.Errorf("recording item %d of repair %s: %w", res.Seq, repairID, err)
+			}
+			n, err := r.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				continue // recorded before (a resumed repair)
+			}
+			if res.Outcome == OutcomeFailed {
+				failed++
+			} else {
+				done++
+			}
 		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			return err
+		if done+failed == 0 {
+			return nil
 		}
-		done, failed := 1, 0
-		if res.Outcome == OutcomeFailed {
-			done, failed = 0, 1
-		}
-		r, err = tx.ExecContext(ctx, `UPDATE repair SET items_done = items_done + ?, items_failed = items_failed + ?, update_time = ?
+		r, err := tx.ExecContext(ctx, `UPDATE repair SET items_done = items_done + ?, items_failed = items_failed + ?, update_time = ?
 			WHERE repair_id = ? AND lease_owner = ?`, done, failed, now, repairID, owner)
 		if err != nil {
-			return fmt.Errorf("counting item %d of repair %s: %w", res.Seq, repairID, err)
+			return fmt.Errorf("counting %d items of repair %s: %w", done+failed, repairID, err)
 		}
 		if n, err := r.RowsAffected(); err != nil || n == 0 {
 			if err == nil {

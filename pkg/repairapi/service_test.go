@@ -52,7 +52,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	if o.executor {
-		cfg := repair.ExecutorConfig{RowsPerSecond: 1000, WorkersPerShard: 2, MaxConcurrent: 4, Poll: 50 * time.Millisecond, Lease: time.Second,
+		cfg := repair.ExecutorConfig{RowsPerSecond: 1000, WorkersPerShard: 2, BatchSize: 10, MaxConcurrent: 4, Poll: 50 * time.Millisecond, Lease: time.Second,
 			VerifyTimeout: 30 * time.Second, VerifyPoll: 100 * time.Millisecond, ItemAttempts: 3, RetryBackoff: 20 * time.Millisecond}
 		if o.rate > 0 {
 			cfg.RowsPerSecond = o.rate

@@ -181,9 +181,17 @@ func Event(r *fitnessv1.FitnessResult) *fitnessv1.FitnessResultChanged {
 func (s *Store) now() time.Time { return s.opts.Now().UTC().Truncate(time.Millisecond) }
 
 // Record creates a result at version 1. A data_id that already exists on the
-// shard, under any school, is ErrAlreadyExists and nothing is written.
+// shard, under any school, is ErrAlreadyExists and nothing is written. The
+// result and unit are stored and published in their canonical form (as
+// Correct does), so the event of version 1 is exactly what a read of the
+// row, and a replay of it, builds ("1.80" is stored and published as "1.8").
 func (s *Store) Record(ctx context.Context, c RecordCommand) (Outcome, error) {
 	hash := c.hash()
+	res, unit, err := canonical.CheckResult(c.ProjectID, c.Result, c.Unit)
+	if err != nil {
+		return Outcome{}, err
+	}
+	c.Result, c.Unit = res, unit
 	now := s.now()
 	r := &fitnessv1.FitnessResult{
 		DataId: c.DataID, DetectId: c.DetectID, UserId: c.UserID, ProjectId: c.ProjectID, SchoolId: c.SchoolID,

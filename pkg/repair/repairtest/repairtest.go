@@ -20,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
+	"github.com/resultsync/resultsync/pkg/replay"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
@@ -242,11 +243,12 @@ type Replayer struct {
 	Delay  time.Duration
 	Drop   func(dataID int64) bool
 
-	mu     sync.Mutex
-	calls  map[int64]int
-	events map[int64][]string
-	times  map[string][]time.Time
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	batches int
+	calls   map[int64]int
+	events  map[int64][]string
+	times   map[string][]time.Time
+	wg      sync.WaitGroup
 }
 
 // NewReplayer returns a Replayer over env; pending delayed deliveries end
@@ -311,6 +313,27 @@ func (r *Replayer) Replay(ctx context.Context, dataID int64) (string, int64, str
 		}
 	}
 	return shardID, rec.Version, ev, rec.Deleted, nil
+}
+
+// ReplayBatch is Replay of each data id in turn (hooks included), with
+// each record's error in its own outcome.
+func (r *Replayer) ReplayBatch(ctx context.Context, dataIDs []int64) ([]replay.Outcome, error) {
+	r.mu.Lock()
+	r.batches++
+	r.mu.Unlock()
+	out := make([]replay.Outcome, len(dataIDs))
+	for i, id := range dataIDs {
+		shardID, v, ev, deleted, err := r.Replay(ctx, id)
+		out[i] = replay.Outcome{DataID: id, ShardID: shardID, Version: v, EventID: ev, Deleted: deleted, Err: err}
+	}
+	return out, ctx.Err()
+}
+
+// Batches returns the number of ReplayBatch calls.
+func (r *Replayer) Batches() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.batches
 }
 
 // Calls returns the number of replays per data_id.

@@ -66,6 +66,7 @@ func Load(args []string) (Config, error) {
 	d := repair.DefaultExecutorConfig()
 	l.Int(&c.Executor.RowsPerSecond, "rows-per-second", "RS_REPAIR_ROWS_PER_SECOND", d.RowsPerSecond, "rows repaired per second on each shard, over every running repair")
 	l.Int(&c.Executor.WorkersPerShard, "workers-per-shard", "RS_REPAIR_WORKERS_PER_SHARD", d.WorkersPerShard, "items of one repair applied at once per shard (within the rate)")
+	l.Int(&c.Executor.BatchSize, "batch-size", "RS_REPAIR_BATCH_SIZE", d.BatchSize, "replays per shard transaction and control commit at most (bounded by rows-per-second/20 too)")
 	l.Int(&c.Executor.MaxConcurrent, "max-concurrent", "RS_REPAIR_MAX_CONCURRENT", d.MaxConcurrent, "repairs and rebuilds run at once")
 	l.Duration(&c.Executor.Poll, "poll", "RS_REPAIR_POLL", d.Poll, "how often runnable repairs are looked for and leases renewed")
 	l.Duration(&c.Executor.Lease, "lease", "RS_REPAIR_LEASE", d.Lease, "how long a crashed server's repairs wait before another resumes them (>= 3 polls)")
