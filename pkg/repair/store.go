@@ -628,27 +628,22 @@ func (s *Store) FinishItems(ctx context.Context, repairID, owner string, results
 		return nil
 	}
 	now := s.now()
+	var ok, bad []ItemResult
+	for _, res := range results {
+		if res.Outcome == OutcomeFailed {
+			bad = append(bad, res)
+		} else {
+			ok = append(ok, res)
+		}
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		var done, failed int
-		for _, res := range results {
-			r, err := tx.ExecContext(ctx, `UPDATE repair_item SET outcome = ?, shard_id = COALESCE(NULLIF(?, ''), shard_id), applied_version = ?,
-				event_id = ?, rows_removed = ?, attempts = ?, message = ?, apply_time = ? WHERE repair_id = ? AND seq = ? AND outcome = 'PENDING'`,
-				res.Outcome, res.ShardID, res.AppliedVersion, clip(res.EventID, 128), res.RowsRemoved, res.Attempts, clip(res.Message, maxNote), now, repairID, res.Seq)
-			if err != nil {
-				return fmt.Errorf("recording item %d of repair %s: %w", res.Seq, repairID, err)
-			}
-			n, err := r.RowsAffected()
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				continue // recorded before (a resumed repair)
-			}
-			if res.Outcome == OutcomeFailed {
-				failed++
-			} else {
-				done++
-			}
+		done, err := finishItems(ctx, tx, repairID, ok, now)
+		if err != nil {
+			return err
+		}
+		failed, err := finishItems(ctx, tx, repairID, bad, now)
+		if err != nil {
+			return err
 		}
 		if done+failed == 0 {
 			return nil
@@ -666,6 +661,40 @@ func (s *Store) FinishItems(ctx context.Context, repairID, owner string, results
 		}
 		return nil
 	})
+}
+
+// finishItems records outcomes of PENDING items, a statement per itemBatch
+// (an UPDATE joined with the outcomes as a derived table), and returns how
+// many were PENDING (the others were recorded before: a resumed repair).
+func finishItems(ctx context.Context, tx *sql.Tx, repairID string, results []ItemResult, now time.Time) (int64, error) {
+	var n int64
+	for i := 0; i < len(results); i += itemBatch {
+		chunk := results[i:min(i+itemBatch, len(results))]
+		args := make([]any, 0, 8*len(chunk)+3)
+		var rows strings.Builder
+		for j, res := range chunk {
+			if j == 0 {
+				rows.WriteString("SELECT ? AS seq, ? AS outcome, ? AS shard_id, ? AS applied_version, ? AS event_id, ? AS rows_removed, ? AS attempts, ? AS message")
+			} else {
+				rows.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?")
+			}
+			args = append(args, res.Seq, res.Outcome, res.ShardID, res.AppliedVersion, clip(res.EventID, 128), res.RowsRemoved, res.Attempts, clip(res.Message, maxNote))
+		}
+		args = append(args, now, repairID)
+		r, err := tx.ExecContext(ctx, `UPDATE repair_item i JOIN (`+rows.String()+`) v ON v.seq = i.seq
+			SET i.outcome = v.outcome, i.shard_id = COALESCE(NULLIF(v.shard_id, ''), i.shard_id), i.applied_version = v.applied_version,
+				i.event_id = v.event_id, i.rows_removed = v.rows_removed, i.attempts = v.attempts, i.message = v.message, i.apply_time = ?
+			WHERE i.repair_id = ? AND i.outcome = 'PENDING'`, args...)
+		if err != nil {
+			return n, fmt.Errorf("recording %d items of repair %s: %w", len(chunk), repairID, err)
+		}
+		k, err := r.RowsAffected()
+		if err != nil {
+			return n, err
+		}
+		n += k
+	}
+	return n, nil
 }
 
 // ApplyAllPending marks every PENDING item of a repair APPLIED (a REBUILD
