@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
 
 // Writer stores a batch synchronously (chstore.Projection).
@@ -58,14 +59,12 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Hooks inject faults in tests.
+// Hooks observe a consumer; they never change what it does (faults are
+// injected at the boundaries: a proxy in front of the broker or ClickHouse).
 type Hooks struct {
-	// AfterInsert runs after ClickHouse acknowledged a batch and before the
-	// messages are acknowledged; an error stops Run there (a crash).
-	AfterInsert func(ctx context.Context) error
 	// Applied, when set, sees every batch once its messages are acknowledged,
 	// with the time ClickHouse acknowledged the insert (for freshness
-	// measurements).
+	// measurements in the benchmarks).
 	Applied func(rows []chstore.Row, insertAcked time.Time)
 }
 
@@ -163,9 +162,6 @@ func (c *Consumer) checkEpoch(ctx context.Context) error {
 
 // Lag returns the consumer's lag tracker.
 func (c *Consumer) Lag() *Lag { return c.lag }
-
-// ErrCrashed is returned by Run when the AfterInsert hook stopped it.
-var ErrCrashed = errors.New("consumer stopped between insert and acknowledgment")
 
 // Run consumes until ctx ends. Batches are written by a second goroutine
 // while the next batch is being received (at most one batch waits), so
@@ -295,11 +291,6 @@ func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chst
 		}
 		wait = min(2*wait, c.cfg.RetryMax)
 	}
-	if c.hooks.AfterInsert != nil {
-		if err := c.hooks.AfterInsert(ctx); err != nil {
-			return fmt.Errorf("%w: %v", ErrCrashed, err)
-		}
-	}
 	for _, m := range msgs {
 		if err := c.cons.Ack(m); err != nil {
 			c.log.Warn("acknowledging", "err", err) // redelivery only duplicates an applied version
@@ -338,7 +329,10 @@ func (c *Consumer) deadLetter(ctx context.Context, msg pulsar.Message, cause err
 // Subscribe opens the projection's subscription on topic: Failover, so each
 // partition (and therefore each data_id) is consumed in order by one active
 // instance while instances share partitions; from the earliest message, so a
-// new subscription misses nothing.
+// new subscription misses nothing. It blocks up to the client's operation
+// timeout while the broker is unreachable. After a broker outage the
+// consumer reconnects within about pulsarbus.DefaultReconnectMax of the
+// broker's return (the client's own policy waits up to a minute).
 func Subscribe(client pulsar.Client, topic, subscription string) (pulsar.Consumer, error) {
 	c, err := client.Subscribe(pulsar.ConsumerOptions{
 		Topic:                       topic,
@@ -347,6 +341,7 @@ func Subscribe(client pulsar.Client, topic, subscription string) (pulsar.Consume
 		SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
 		ReceiverQueueSize:           5000,
 		NackRedeliveryDelay:         time.Second,
+		BackOffPolicyFunc:           pulsarbus.ReconnectBackoff(0),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("subscribing %s to %s: %w", subscription, topic, err)

@@ -3,7 +3,6 @@ package consumer_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -55,14 +55,18 @@ type instance struct {
 	stop func() error
 }
 
-// start runs a consumer instance of the fixture's subscription writing
-// through w (the fixture's projection when nil).
-func (f *fixture) start(t *testing.T, w consumer.Writer, hooks consumer.Hooks) *instance {
+// start runs a consumer instance of the fixture's subscription, reaching the
+// broker through client (the fixture's when nil) and writing through w (the
+// fixture's projection when nil).
+func (f *fixture) start(t *testing.T, client pulsar.Client, w consumer.Writer) *instance {
 	t.Helper()
+	if client == nil {
+		client = f.client
+	}
 	if w == nil {
 		w = f.proj
 	}
-	cons, err := consumer.Subscribe(f.client, f.topic, "projection")
+	cons, err := consumer.Subscribe(client, f.topic, "projection")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +78,7 @@ func (f *fixture) start(t *testing.T, w consumer.Writer, hooks consumer.Hooks) *
 	cfg.BatchWait = 50 * time.Millisecond
 	cfg.RetryBase = 50 * time.Millisecond
 	cfg.RetryMax = 200 * time.Millisecond
-	c, err := consumer.New(quiet, cfg, cons, w, dlq, nil, nil, hooks)
+	c, err := consumer.New(quiet, cfg, cons, w, dlq, nil, nil, consumer.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +176,7 @@ func cur(dataID, version int64, result string) chstore.Current {
 
 func TestVersion2BeforeVersion1(t *testing.T) {
 	f := newFixture(t)
-	in := f.start(t, nil, consumer.Hooks{})
+	in := f.start(t, nil, nil)
 	f.send(t, event(900001, 2, "2.31", false), event(900001, 1, "2.21", false))
 	in.waitApplied(t, 2)
 	if diff := cmp.Diff([]chstore.Current{cur(900001, 2, "2.31")}, f.state(t)); diff != "" {
@@ -182,7 +186,7 @@ func TestVersion2BeforeVersion1(t *testing.T) {
 
 func TestSameVersionFiveTimesCountsOnce(t *testing.T) {
 	f := newFixture(t)
-	in := f.start(t, nil, consumer.Hooks{})
+	in := f.start(t, nil, nil)
 	for range 5 {
 		f.send(t, event(900001, 1, "2.21", false))
 	}
@@ -205,7 +209,7 @@ func TestSameVersionFiveTimesCountsOnce(t *testing.T) {
 
 func TestTombstoneLeavesStateAndReports(t *testing.T) {
 	f := newFixture(t)
-	in := f.start(t, nil, consumer.Hooks{})
+	in := f.start(t, nil, nil)
 	f.send(t, event(900001, 1, "2.21", false), event(900002, 1, "1.50", false), event(900001, 2, "2.21", true))
 	in.waitApplied(t, 3)
 	if diff := cmp.Diff([]chstore.Current{cur(900002, 1, "1.5")}, f.state(t)); diff != "" {
@@ -217,30 +221,51 @@ func TestTombstoneLeavesStateAndReports(t *testing.T) {
 	}
 }
 
-// Failure point: the consumer crashed between the ClickHouse insert and the
-// acknowledgment. The redelivered batch leaves state and reports unchanged.
-func TestCrashBetweenInsertAndAck(t *testing.T) {
+// Failure point: ClickHouse acknowledged the batch's insert, the consumer
+// acknowledged its messages, and the acknowledgments never reached the
+// broker (the consumer's connection failed, as when it crashes right after
+// the insert). The consumer reaches the broker through a TCP proxy that
+// holds what the consumer sends once it has subscribed, and is cut once the
+// rows are in ClickHouse; a second instance, connected directly, gets the
+// batch again. The redelivery leaves the current state and the report
+// unchanged, record by record.
+func TestAckLostAfterInsertRedeliveryChangesNothing(t *testing.T) {
 	f := newFixture(t)
-	crash := errors.New("killed after insert")
-	first := f.start(t, nil, consumer.Hooks{AfterInsert: func(context.Context) error { return crash }})
+	px := infratest.NewProxy(t, infratest.PulsarAddr())
+	proxied, err := pulsarbus.NewClient(quiet, pulsarbus.Options{URL: "pulsar://" + px.Addr(), OperationTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxied.Close()
+	first := f.start(t, proxied, nil)
+	// The subscription gave the broker its permits: messages flow to the
+	// consumer; nothing the consumer sends from now on reaches the broker.
+	waitFor(t, "the consumer's permits at the broker", 10*time.Second, func() bool { return subStats(t, f.topic, "projection").permits > 0 })
+	px.HoldToServer()
+
 	evs := []*fitnessv1.FitnessResultChanged{event(900001, 1, "2.21", false), event(900001, 2, "2.31", false), event(900002, 1, "1.50", false)}
 	f.send(t, evs...)
-	waitFor(t, "the crashed instance's insert", 30*time.Second, func() bool {
-		st := f.state(t)
-		return len(st) == 2 && st[0].Version == 2
-	})
-	time.Sleep(100 * time.Millisecond)
-	if err := first.stop(); !errors.Is(err, consumer.ErrCrashed) {
-		t.Fatalf("first instance ended with %v, want a crash after insert", err)
+	want := []chstore.Current{cur(900001, 2, "2.31"), cur(900002, 1, "1.5")}
+	// Applied counts a batch once its messages are acknowledged.
+	first.waitApplied(t, int64(len(evs)))
+	if diff := cmp.Diff(want, f.state(t)); diff != "" {
+		t.Fatalf("state after the first instance's insert (-want +got):\n%s", diff)
+	}
+	// Longer than the client's acknowledgment grouping (100ms): had they
+	// not been held, the acknowledgments would have reached the broker.
+	time.Sleep(500 * time.Millisecond)
+	px.Down() // the held acknowledgments are lost with the connection
+	if err := first.stop(); err != nil {
+		t.Fatalf("first instance: %v", err)
+	}
+	if got := subStats(t, f.topic, "projection").backlog; got != int64(len(evs)) {
+		t.Fatalf("backlog after the lost acknowledgments = %d, want %d (none reached the broker)", got, len(evs))
 	}
 	state, report := f.state(t), f.report(t)
-	if len(state) != 2 {
-		t.Fatalf("state after the crash = %v", state)
-	}
 
-	second := f.start(t, nil, consumer.Hooks{})
+	second := f.start(t, nil, nil)
 	// The second instance applies (inserts) all three again: the batch was
-	// redelivered because it was never acknowledged.
+	// redelivered because its acknowledgments never arrived.
 	second.waitApplied(t, int64(len(evs)))
 	if diff := cmp.Diff(state, f.state(t)); diff != "" {
 		t.Errorf("state changed by the redelivery (-before +after):\n%s", diff)
@@ -248,11 +273,16 @@ func TestCrashBetweenInsertAndAck(t *testing.T) {
 	if diff := cmp.Diff(report, f.report(t)); diff != "" {
 		t.Errorf("report changed by the redelivery (-before +after):\n%s", diff)
 	}
+	waitFor(t, "an empty backlog", 10*time.Second, func() bool { return backlog(t, f.topic, "projection") == 0 })
 }
 
-// backlog reads the subscription's unacknowledged message count from the
-// broker's admin API.
-func backlog(t *testing.T, topic, sub string) int64 {
+// subscription is what the broker's admin API says of a subscription.
+type subscription struct {
+	backlog int64 // messages not acknowledged
+	permits int64 // messages its consumers asked for and were not sent yet
+}
+
+func subStats(t *testing.T, topic, sub string) subscription {
 	t.Helper()
 	path := strings.TrimPrefix(topic, "persistent://")
 	resp, err := http.Get(infratest.PulsarAdminURL() + "/admin/v2/persistent/" + path + "/stats")
@@ -263,12 +293,26 @@ func backlog(t *testing.T, topic, sub string) int64 {
 	var st struct {
 		Subscriptions map[string]struct {
 			MsgBacklog int64 `json:"msgBacklog"`
+			Consumers  []struct {
+				AvailablePermits int64 `json:"availablePermits"`
+			} `json:"consumers"`
 		} `json:"subscriptions"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}
-	return st.Subscriptions[sub].MsgBacklog
+	s := subscription{backlog: st.Subscriptions[sub].MsgBacklog}
+	for _, c := range st.Subscriptions[sub].Consumers {
+		s.permits += c.AvailablePermits
+	}
+	return s
+}
+
+// backlog reads the subscription's unacknowledged message count from the
+// broker's admin API.
+func backlog(t *testing.T, topic, sub string) int64 {
+	t.Helper()
+	return subStats(t, topic, sub).backlog
 }
 
 // Failure point: ClickHouse is down for a while. Nothing is acknowledged
@@ -284,7 +328,7 @@ func TestClickHouseDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	in := f.start(t, chstore.NewProjection(conn), consumer.Hooks{})
+	in := f.start(t, nil, chstore.NewProjection(conn))
 
 	proxy.Down()
 	const n = 20
@@ -311,7 +355,7 @@ func TestClickHouseDown(t *testing.T) {
 func TestDeadLetters(t *testing.T) {
 	f := newFixture(t)
 	dlqCol := infratest.Collect(t, f.client, f.topic+"-dlq")
-	in := f.start(t, nil, consumer.Hooks{})
+	in := f.start(t, nil, nil)
 	f.sendRaw(t, "1", "garbage", []byte("\xff\xffnot a protobuf"))
 	v2 := event(900005, 1, "2.21", false)
 	v2.SchemaVersion = 2

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
 
 // DLQ publishes dead letters to a topic (durably, with the reason as a
@@ -17,9 +18,13 @@ type DLQ struct {
 	proj     *chstore.Projection
 }
 
-// NewDLQ creates the dead-letter producer on topic.
+// NewDLQ creates the dead-letter producer on topic (blocking up to the
+// client's operation timeout while the broker is unreachable). After a
+// broker outage it reconnects within about pulsarbus.DefaultReconnectMax of
+// the broker's return.
 func NewDLQ(client pulsar.Client, topic string, proj *chstore.Projection) (*DLQ, error) {
-	p, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, SendTimeout: 10 * time.Second})
+	p, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, SendTimeout: 10 * time.Second,
+		BackOffPolicyFunc: pulsarbus.ReconnectBackoff(0)})
 	if err != nil {
 		return nil, fmt.Errorf("creating dead-letter producer on %s: %w", topic, err)
 	}

@@ -17,7 +17,15 @@ import (
 
 // PulsarURL is the broker URL of the local Pulsar standalone.
 func PulsarURL() string {
-	return "pulsar://127.0.0.1:" + Env("RS_PULSAR_PORT", "16650")
+	return "pulsar://" + PulsarAddr()
+}
+
+// PulsarAddr is the broker's host:port, e.g. the target of a Proxy. The
+// local broker answers lookups "proxy through the service URL", so a client
+// given "pulsar://" + the proxy's address keeps every connection (lookups,
+// producers, consumers) on the proxy.
+func PulsarAddr() string {
+	return "127.0.0.1:" + Env("RS_PULSAR_PORT", "16650")
 }
 
 // PulsarAdminURL is the admin REST base URL of the local Pulsar standalone.

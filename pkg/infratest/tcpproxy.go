@@ -9,13 +9,15 @@ import (
 // Proxy forwards a loopback port to a server and can cut the path, as if the
 // server stopped: Down closes every connection and refuses new ones; Up
 // accepts again. Pause holds every byte in both directions (connections stay
-// open, as with a hung server or a partitioned network) until Resume.
+// open, as with a hung server or a partitioned network) until Resume;
+// HoldToServer holds only what the clients send.
 type Proxy struct {
 	target string
 	lis    net.Listener
 	mu     sync.Mutex
 	down   bool
 	paused chan struct{} // non-nil while paused; closed by Resume
+	held   chan struct{} // non-nil while client bytes are held; closed by Resume
 	conns  map[net.Conn]struct{}
 }
 
@@ -55,17 +57,18 @@ func (p *Proxy) accept() {
 		}
 		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
 		p.mu.Unlock()
-		go p.pipe(c, s)
-		go p.pipe(s, c)
+		go p.pipe(c, s, false)
+		go p.pipe(s, c, true)
 	}
 }
 
-func (p *Proxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst; toServer says the bytes come from a client.
+func (p *Proxy) pipe(dst, src net.Conn, toServer bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			p.wait()
+			p.wait(toServer)
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				break
 			}
@@ -82,13 +85,17 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 	p.mu.Unlock()
 }
 
-// wait blocks while the proxy is paused.
-func (p *Proxy) wait() {
+// wait blocks while the proxy is paused, and while client bytes are held
+// when toServer.
+func (p *Proxy) wait(toServer bool) {
 	p.mu.Lock()
-	ch := p.paused
+	paused, held := p.paused, p.held
 	p.mu.Unlock()
-	if ch != nil {
-		<-ch
+	if paused != nil {
+		<-paused
+	}
+	if toServer && held != nil {
+		<-held
 	}
 }
 
@@ -101,6 +108,17 @@ func (p *Proxy) Pause() {
 	}
 }
 
+// HoldToServer holds what the clients send (requests, acknowledgments)
+// while the server's bytes still reach them, as when a client's outgoing
+// path fails; Down then drops what was held, Resume delivers it.
+func (p *Proxy) HoldToServer() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held == nil {
+		p.held = make(chan struct{})
+	}
+}
+
 // Resume lets held traffic through again.
 func (p *Proxy) Resume() {
 	p.mu.Lock()
@@ -108,6 +126,10 @@ func (p *Proxy) Resume() {
 	if p.paused != nil {
 		close(p.paused)
 		p.paused = nil
+	}
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
 	}
 }
 

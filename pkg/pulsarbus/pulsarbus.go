@@ -25,11 +25,20 @@ type Options struct {
 	ConnectionTimeout time.Duration
 }
 
+// ValidateURL accepts a broker URL of the binary protocol: pulsar:// or
+// pulsar+ssl://.
+func ValidateURL(url string) error {
+	if !strings.HasPrefix(url, "pulsar://") && !strings.HasPrefix(url, "pulsar+ssl://") {
+		return fmt.Errorf("pulsar URL %q: want pulsar:// or pulsar+ssl://", url)
+	}
+	return nil
+}
+
 // NewClient returns a Pulsar client logging through log at warn level and above
 // (the client is chatty at info).
 func NewClient(log *slog.Logger, o Options) (pulsar.Client, error) {
-	if !strings.HasPrefix(o.URL, "pulsar://") && !strings.HasPrefix(o.URL, "pulsar+ssl://") {
-		return nil, fmt.Errorf("pulsar URL %q: want pulsar:// or pulsar+ssl://", o.URL)
+	if err := ValidateURL(o.URL); err != nil {
+		return nil, err
 	}
 	if o.OperationTimeout <= 0 {
 		o.OperationTimeout = 30 * time.Second

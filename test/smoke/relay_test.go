@@ -70,16 +70,16 @@ func allLogs(p *proc) []string {
 }
 
 // stopWithinGrace sends SIGTERM and requires a clean exit (status 0, "server
-// stopped") within the grace plus a little, reached by the relay's own
+// stopped") within the grace plus a little, reached by the server's own
 // bounds, not by the supervisor giving up on a worker.
-func stopWithinGrace(t *testing.T, p *proc) time.Duration {
+func stopWithinGrace(t *testing.T, p *proc, grace time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	p.stop(t)
 	took := time.Since(start)
-	t.Logf("relay exited %s after SIGTERM (shutdown grace %s)", took.Round(time.Millisecond), relayGrace)
-	if took > relayGrace+2*time.Second {
-		t.Errorf("relay took %s to exit after SIGTERM with a %s grace\n%s", took, relayGrace, p.logTail())
+	t.Logf("%s exited %s after SIGTERM (shutdown grace %s)", p.name, took.Round(time.Millisecond), grace)
+	if took > grace+2*time.Second {
+		t.Errorf("%s took %s to exit after SIGTERM with a %s grace\n%s", p.name, took, grace, p.logTail())
 	}
 	for _, l := range allLogs(p) {
 		if strings.Contains(l, "workers did not stop within the shutdown grace") {
@@ -104,7 +104,7 @@ func TestRelayStopsWithinGraceWithTheBrokerUnreachable(t *testing.T) {
 	// The relay is now inside a publish that waits for the producer: where
 	// SIGTERM used to wait for the client's operation timeout.
 	waitCounts(t, s0, "a claimed batch", func(c map[string]int) bool { return c[outbox.StatusNew] < 50 })
-	stopWithinGrace(t, p)
+	stopWithinGrace(t, p, relayGrace)
 	for i, d := range []*infratest.MySQLDatabase{s0, s1} {
 		if c := statusCounts(t, d); c[outbox.StatusProcessing] != 0 || c[outbox.StatusSent] != 0 || c[outbox.StatusNew]+c[outbox.StatusFailed] != 50 {
 			t.Errorf("shard-%d after the stop: %v, want all 50 rows NEW or FAILED", i, c)
@@ -125,7 +125,7 @@ func TestRelayStopsWithinGraceWithAShardUnreachable(t *testing.T) {
 	waitHealth(t, "relay", addr, "dependency/pulsar", healthpb.HealthCheckResponse_SERVING)
 	waitHealth(t, "relay", addr, "", healthpb.HealthCheckResponse_SERVING)
 	waitCounts(t, s0, "all SENT", func(c map[string]int) bool { return c[outbox.StatusSent] == 50 })
-	stopWithinGrace(t, p)
+	stopWithinGrace(t, p, relayGrace)
 }
 
 // A relay every shard refuses (wrong credentials) cannot do anything until

@@ -1,13 +1,18 @@
-// Package servertest runs a server.Server on a loopback port for the length
-// of a test and dials it.
+// Package servertest runs a server.Server, or an assembled service, on a
+// loopback port for the length of a test, dials it and watches its health.
 package servertest
 
 import (
 	"context"
+	"io"
+	"log/slog"
+	"os"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/resultsync/resultsync/pkg/server"
 )
@@ -31,4 +36,115 @@ func Serve(t testing.TB, srv *server.Server) *grpc.ClientConn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// Runner is an assembled server (built by a pkg/service/*svc New): bound
+// listeners, and Run, which serves until its context ends.
+type Runner interface {
+	GRPCAddr() string
+	Run(ctx context.Context) error
+}
+
+// Running is a server running for the length of a test, whose health can be
+// watched.
+type Running struct {
+	cancel context.CancelFunc
+	done   chan struct{} // closed when Run returned
+	err    error         // Run's result, once done
+	health healthpb.HealthClient
+}
+
+// Start runs svc until Stop or the end of the test (then it waits up to 30s
+// for Run to return).
+func Start(t testing.TB, svc Runner) *Running {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Running{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		r.err = svc.Run(ctx)
+		close(r.done)
+	}()
+	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	r.health = healthpb.NewHealthClient(conn)
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(30 * time.Second):
+			t.Error("the server did not stop within 30s")
+		}
+	})
+	return r
+}
+
+// Stop ends Run and returns how long Run took to return, and its result.
+func (r *Running) Stop(t testing.TB) (time.Duration, error) {
+	t.Helper()
+	start := time.Now()
+	r.cancel()
+	select {
+	case <-r.done:
+		return time.Since(start), r.err
+	case <-time.After(30 * time.Second):
+		t.Fatal("the server did not stop within 30s")
+		return 0, nil
+	}
+}
+
+// Done is closed when Run returned, by itself or after Stop.
+func (r *Running) Done() <-chan struct{} { return r.done }
+
+// Err is Run's result, once Done is closed.
+func (r *Running) Err() error {
+	<-r.done
+	return r.err
+}
+
+// Health returns the status of a health service name ("" is the server,
+// server.DependencyHealthName(x) a dependency); UNKNOWN when the call fails.
+func (r *Running) Health(service string) healthpb.HealthCheckResponse_ServingStatus {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, err := r.health.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		return healthpb.HealthCheckResponse_UNKNOWN
+	}
+	return resp.GetStatus()
+}
+
+// WaitHealth polls every 20ms until service's status is want and returns
+// how long that took, or fails the test after timeout.
+func (r *Running) WaitHealth(t testing.TB, service string, want healthpb.HealthCheckResponse_ServingStatus, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		got := r.Health(service)
+		if got == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > timeout {
+			t.Fatalf("health of %q is %v after %s, want %v", service, got, timeout, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Logger writes a server's log to the test's stderr at warn and above
+// (RS_TEST_LOG=info or debug for more).
+func Logger() *slog.Logger {
+	lv := slog.LevelWarn
+	switch os.Getenv("RS_TEST_LOG") {
+	case "info":
+		lv = slog.LevelInfo
+	case "debug":
+		lv = slog.LevelDebug
+	case "off":
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
 }

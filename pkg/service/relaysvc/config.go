@@ -17,11 +17,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/shard"
@@ -147,10 +147,10 @@ func (c Config) validate(loaded bool) error {
 			add(fmt.Errorf("control-dsn: %w", err))
 		}
 	}
-	switch {
-	case c.PulsarURL == "" && loaded:
-	case !strings.HasPrefix(c.PulsarURL, "pulsar://") && !strings.HasPrefix(c.PulsarURL, "pulsar+ssl://"):
-		add(fmt.Errorf("pulsar-url %q: want pulsar:// or pulsar+ssl://", c.PulsarURL))
+	if c.PulsarURL != "" || !loaded {
+		if err := pulsarbus.ValidateURL(c.PulsarURL); err != nil {
+			add(fmt.Errorf("pulsar-url: %w", err))
+		}
 	}
 	if c.Topic == "" {
 		add(errors.New("topic: required"))

@@ -10,54 +10,6 @@ import (
 	"github.com/resultsync/resultsync/pkg/relay"
 )
 
-// flight runs a check at most once at a time, under its own timeout, and
-// gives every caller that arrives meanwhile the same result. A caller stops
-// waiting when its own context ends, so a check whose dependency ignores
-// contexts (the Pulsar client takes none) can neither hold a probe past its
-// deadline nor pile up behind itself.
-type flight struct {
-	timeout time.Duration
-	fn      func(context.Context) error
-
-	mu  sync.Mutex
-	cur *call
-}
-
-type call struct {
-	done chan struct{}
-	err  error
-}
-
-func newFlight(timeout time.Duration, fn func(context.Context) error) *flight {
-	return &flight{timeout: timeout, fn: fn}
-}
-
-func (f *flight) check(ctx context.Context) error {
-	f.mu.Lock()
-	c := f.cur
-	if c == nil {
-		c = &call{done: make(chan struct{})}
-		f.cur = c
-		//nolint:gosec // G118: on purpose; the call is shared by callers with different deadlines and bounded by its own timeout
-		go func() {
-			cctx, cancel := context.WithTimeout(context.Background(), f.timeout)
-			err := f.fn(cctx)
-			cancel()
-			f.mu.Lock()
-			c.err, f.cur = err, nil
-			f.mu.Unlock()
-			close(c.done)
-		}()
-	}
-	f.mu.Unlock()
-	select {
-	case <-c.done:
-		return c.err
-	case <-ctx.Done():
-		return fmt.Errorf("no answer: %w", ctx.Err())
-	}
-}
-
 // shardCheck fails when the relay's last cycle on the shard failed (a
 // refused claim, a failed completion) or when the shard does not answer a
 // ping (unreachable, hung: the relay's own statements may still be waiting).

@@ -147,14 +147,14 @@ func (s *Service) probes() []server.Probe {
 	var probes []server.Probe
 	var shardChecks []func(context.Context) error
 	for i, id := range s.shardIDs {
-		check := newFlight(iv, shardCheck(func() error { return s.relay.ShardErr(id) }, s.shardDBs[i].PingContext)).check
+		check := server.SharedCheck(iv, shardCheck(func() error { return s.relay.ShardErr(id) }, s.shardDBs[i].PingContext))
 		shardChecks = append(shardChecks, check)
 		probes = append(probes, server.Probe{Name: id, Partial: true, Interval: iv, Check: check})
 	}
 	probes = append(probes,
 		server.Probe{Name: "shards", Interval: iv, Check: anyOf(shardChecks)},
-		server.Probe{Name: "control", Partial: true, Interval: iv, Check: newFlight(iv, s.control.PingContext).check},
-		server.Probe{Name: "pulsar", Interval: iv, Check: brokerCheck(newFlight(iv, s.lookup).check, s.pub.LastOutcome,
+		server.Probe{Name: "control", Partial: true, Interval: iv, Check: server.SharedCheck(iv, s.control.PingContext)},
+		server.Probe{Name: "pulsar", Interval: iv, Check: brokerCheck(server.SharedCheck(iv, s.lookup), s.pub.LastOutcome,
 			s.cfg.Relay.PublishTimeout+2*iv, time.Now)},
 	)
 	return probes
@@ -174,11 +174,11 @@ func (s *Service) close() {
 	s.closeOnce.Do(func() {
 		bound := max(s.cfg.Relay.StopTimeout, 100*time.Millisecond)
 		if s.pub != nil {
-			within(bound, s.pub.Close)
+			server.Within(bound, s.pub.Close)
 		}
 		for _, c := range []pulsar.Client{s.client, s.probe} {
 			if c != nil {
-				within(bound, c.Close)
+				server.Within(bound, c.Close)
 			}
 		}
 		var errs []error
@@ -191,19 +191,4 @@ func (s *Service) close() {
 			s.log.Warn("closing database pools", "err", err)
 		}
 	})
-}
-
-// within runs fn, waiting for it at most d.
-func within(d time.Duration, fn func()) {
-	done := make(chan struct{})
-	go func() {
-		fn()
-		close(done)
-	}()
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
 }

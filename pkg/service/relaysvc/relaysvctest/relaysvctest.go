@@ -6,17 +6,11 @@ package relaysvctest
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/infratest"
@@ -24,6 +18,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 )
 
@@ -83,109 +78,20 @@ func (e *Env) Config(t testing.TB, probe time.Duration, addr func(i int) string)
 	}
 }
 
-// Relay is a relay server running for the length of a test.
+// Relay is a relay server running for the length of a test: Stop, Done,
+// Err, Health and WaitHealth come from servertest.Running.
 type Relay struct {
-	Svc    *relaysvc.Service
-	cancel context.CancelFunc
-	done   chan struct{} // closed when Run returned
-	err    error         // Run's result, once done
-	health healthpb.HealthClient
-}
-
-// Logger writes the relay's log to the test's stderr at warn and above
-// (RS_TEST_LOG=info or debug for more).
-func Logger() *slog.Logger {
-	lv := slog.LevelWarn
-	switch os.Getenv("RS_TEST_LOG") {
-	case "info":
-		lv = slog.LevelInfo
-	case "debug":
-		lv = slog.LevelDebug
-	case "off":
-		return slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lv}))
+	*servertest.Running
+	Svc *relaysvc.Service
 }
 
 // Start builds the server with relaysvc.New and runs it until Stop or the
 // end of the test.
 func Start(t testing.TB, cfg relaysvc.Config) *Relay {
 	t.Helper()
-	svc, err := relaysvc.New(context.Background(), Logger(), cfg)
+	svc, err := relaysvc.New(context.Background(), servertest.Logger(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &Relay{Svc: svc, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		r.err = svc.Run(ctx)
-		close(r.done)
-	}()
-	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.health = healthpb.NewHealthClient(conn)
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		select {
-		case <-r.done:
-		case <-time.After(30 * time.Second):
-			t.Error("the relay did not stop within 30s")
-		}
-	})
-	return r
-}
-
-// Stop ends Run and returns how long Run took to return, and its result.
-func (r *Relay) Stop(t testing.TB) (time.Duration, error) {
-	t.Helper()
-	start := time.Now()
-	r.cancel()
-	select {
-	case <-r.done:
-		return time.Since(start), r.err
-	case <-time.After(30 * time.Second):
-		t.Fatal("the relay did not stop within 30s")
-		return 0, nil
-	}
-}
-
-// Done is closed when Run returned, by itself or after Stop.
-func (r *Relay) Done() <-chan struct{} { return r.done }
-
-// Err is Run's result, once Done is closed.
-func (r *Relay) Err() error {
-	<-r.done
-	return r.err
-}
-
-// Health returns the status of a health service name ("" is the server,
-// server.DependencyHealthName(x) a dependency); UNKNOWN when the call fails.
-func (r *Relay) Health(service string) healthpb.HealthCheckResponse_ServingStatus {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	resp, err := r.health.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
-	if err != nil {
-		return healthpb.HealthCheckResponse_UNKNOWN
-	}
-	return resp.GetStatus()
-}
-
-// WaitHealth polls every 20ms until service's status is want and returns
-// how long that took, or fails the test after timeout.
-func (r *Relay) WaitHealth(t testing.TB, service string, want healthpb.HealthCheckResponse_ServingStatus, timeout time.Duration) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for {
-		got := r.Health(service)
-		if got == want {
-			return time.Since(start)
-		}
-		if time.Since(start) > timeout {
-			t.Fatalf("health of %q is %v after %s, want %v", service, got, timeout, want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return &Relay{Running: servertest.Start(t, svc), Svc: svc}
 }
