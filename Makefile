@@ -21,13 +21,18 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-16s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: tools
-tools: $(BIN)/buf $(BIN)/grpcurl ## Build the pinned tools (buf, grpcurl) into bin/.
+tools: $(BIN)/buf $(BIN)/grpcurl $(BIN)/golangci-lint ## Build the pinned tools (buf, grpcurl, golangci-lint) into bin/.
 
 $(BIN)/buf: go.mod go.sum
 	$(GO) build -o $@ github.com/bufbuild/buf/cmd/buf
 
 $(BIN)/grpcurl: go.mod go.sum
 	$(GO) build -o $@ github.com/fullstorydev/grpcurl/cmd/grpcurl
+
+# golangci-lint is pinned in its own module (tools/golangci-lint), so its
+# dependencies stay out of the project's go.mod.
+$(BIN)/golangci-lint: tools/golangci-lint/go.mod tools/golangci-lint/go.sum
+	cd tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 .PHONY: generate
 generate: $(BIN)/buf ## Regenerate gen/ from proto/ (local plugins only).
@@ -41,7 +46,7 @@ check-generate: generate ## Fail when gen/ is stale.
 	fi
 
 .PHONY: lint
-lint: $(BIN)/buf ## buf lint + buf breaking + gofmt + go vet.
+lint: $(BIN)/buf $(BIN)/golangci-lint ## buf lint + buf breaking + gofmt + go vet + golangci-lint (.golangci.yml).
 	$(BIN)/buf lint
 	@if git rev-parse -q --verify main >/dev/null && git cat-file -e main:proto/fitness/v1 2>/dev/null; then \
 		echo "buf breaking --against $(BREAKING_AGAINST)"; \
@@ -50,6 +55,7 @@ lint: $(BIN)/buf ## buf lint + buf breaking + gofmt + go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 		if [ -n "$$out" ]; then echo "gofmt needed: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
+	$(BIN)/golangci-lint run ./...
 
 .PHONY: check-alerts
 check-alerts: ## Check the Prometheus rules and config, and run the rule tests (promtool from Debian's package).
