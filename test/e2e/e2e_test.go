@@ -1,6 +1,8 @@
 // Package e2e runs the whole path in one process against the real servers:
-// ResultService on two MariaDB shards -> outbox -> relay -> Pulsar ->
-// consumer -> ClickHouse, and reads the campaign report.
+// the results server on two shards -> outbox -> the relay server -> Pulsar
+// -> the consumer server -> ClickHouse, every server built by its
+// pkg/service constructor as its main builds it, and reads the campaign
+// report.
 package e2e
 
 import (
@@ -14,73 +16,65 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/outbox"
-	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
+	"github.com/resultsync/resultsync/pkg/service/consumersvc"
+	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
 
 func TestCorrectionReachesTheReport(t *testing.T) {
+	if infratest.ClickHouseIsInProcess() {
+		t.Skip("the consumer server reaches ClickHouse over the network; runs on the ClickHouse server pass")
+	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	// Write path over two shards: the results server as main builds it.
 	var m shard.Map
-	var repos []relay.Store
 	for _, id := range []string{"shard-0", "shard-1"} {
 		db := infratest.NewMySQLDatabase(t, schema.Shard)
 		m.Shards = append(m.Shards, shard.Shard{ID: id, DSN: db.DSN})
-		repos = append(repos, outbox.NewRepo(id, db.DB))
 	}
 	results := startResults(ctx, t, log, m)
 
-	// Relay and consumer on a fresh topic and projection database.
-	// TODO(issue 11): build the relay through relaysvc and the consumer
-	// through consumersvc (Load with explicit args, New, Run) once those
-	// packages land, as the results server is built through resultssvc
-	// above; until then they are wired by hand below.
-	client := infratest.NewPulsarClient(t)
+	// Relay and consumer servers, built through relaysvc and consumersvc as
+	// their mains build them, on a fresh topic, control database and
+	// projection database.
 	topic := infratest.Topic(t, "e2e")
-	pub, err := relay.NewPulsarPublisher(client, topic, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
-	rl, err := relay.New(log, relay.DefaultConfig(), pub, repos, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	control := infratest.NewMySQLDatabase(t, schema.Control)
 	ch := infratest.NewClickHouseDatabase(t, true)
 	proj := chstore.NewProjection(ch.Conn)
-	cons, err := consumer.Subscribe(client, topic, "projection")
+	common := []string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + auth.DevTokens,
+		"--pulsar-url=" + infratest.PulsarURL(), "--topic=" + topic}
+	rcfg, err := relaysvc.Load(append(common, "--shards="+shardArg(m), "--control-dsn="+control.DSN))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cons.Close()
-	dlq, err := consumer.NewDLQ(client, topic+"-DLQ", proj)
+	rsvc, err := relaysvc.New(ctx, log, rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dlq.Close()
-	ccfg := consumer.DefaultConfig()
-	ccfg.BatchWait = 50 * time.Millisecond
-	c, err := consumer.New(log, ccfg, cons, proj, dlq, nil, nil, consumer.Hooks{})
+	ccfg, err := consumersvc.Load(append(common, "--dead-letter-topic="+topic+"-DLQ", "--subscription=projection",
+		"--clickhouse-addr="+infratest.ClickHouseAddr(), "--clickhouse-database="+ch.Name, "--batch-wait=50ms"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{}, 2)
-	go func() { _ = rl.Run(ctx); done <- struct{}{} }()
-	go func() { _ = c.Run(ctx); done <- struct{}{} }()
-	defer func() { cancel(); <-done; <-done }()
+	csvc, err := consumersvc.New(ctx, log, ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servertest.Start(t, rsvc).WaitHealth(t, "", healthpb.HealthCheckResponse_SERVING, 30*time.Second)
+	servertest.Start(t, csvc).WaitHealth(t, "", healthpb.HealthCheckResponse_SERVING, 30*time.Second)
 
 	// The canonical story.
 	op := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer dev-operator")
@@ -111,7 +105,7 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 	if err != nil || len(state) != 1 || state[0].Version != 2 || state[0].Result != "2.31" {
 		t.Errorf("current state = %v, %v; want version 2 at 2.31", state, err)
 	}
-	lag := c.Lag().Snapshot(time.Now())
+	lag := csvc.Lag().Snapshot(time.Now())
 	if len(lag) != 1 || lag[0].ShardID != m.Shards[m.Owner(900001)].ID {
 		t.Errorf("lag snapshot = %+v; want the owning shard", lag)
 	}
@@ -122,12 +116,8 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 // loopback port, until the test ends; it returns a client of it.
 func startResults(ctx context.Context, t *testing.T, log *slog.Logger, m shard.Map) fitnessv1.ResultServiceClient {
 	t.Helper()
-	var shards []string
-	for _, s := range m.Shards {
-		shards = append(shards, s.ID+"="+s.DSN)
-	}
 	cfg, err := resultssvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=1s",
-		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","), "--max-conns-per-shard=8"})
+		"--auth-tokens=" + auth.DevTokens, "--shards=" + shardArg(m), "--max-conns-per-shard=8"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +140,13 @@ func startResults(ctx context.Context, t *testing.T, log *slog.Logger, m shard.M
 	}
 	t.Cleanup(func() { conn.Close() })
 	return fitnessv1.NewResultServiceClient(conn)
+}
+
+// shardArg is the shard map m as the servers' --shards setting.
+func shardArg(m shard.Map) string {
+	var shards []string
+	for _, s := range m.Shards {
+		shards = append(shards, s.ID+"="+s.DSN)
+	}
+	return strings.Join(shards, ",")
 }
