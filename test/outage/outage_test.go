@@ -1,5 +1,6 @@
-// Package outage stops real servers of the local stack under a running
-// relay and checks that its health tells the truth and that nothing is lost.
+// Package outage stops real servers of the local stack under running relay
+// and consumer servers and checks that their health tells the truth and
+// that nothing is lost.
 //
 // These tests stop the shared Pulsar broker, so they never run in the
 // normal parallel `go test ./...` pass: they are skipped unless
@@ -16,18 +17,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/google/go-cmp/cmp"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/resultsync/resultsync/pkg/canonical"
+	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/consumersvc/consumersvctest"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc/relaysvctest"
 )
 
@@ -124,6 +130,7 @@ type writer struct {
 	env     *relaysvctest.Env
 	mu      sync.Mutex
 	ids     map[string]bool
+	dataIDs map[int64]string // data id -> its shard
 	perShrd []int
 	errs    []error
 	total   atomic.Int64
@@ -132,7 +139,7 @@ type writer struct {
 }
 
 func startWriter(env *relaysvctest.Env) *writer {
-	w := &writer{env: env, ids: map[string]bool{}, perShrd: make([]int, len(env.Shards)),
+	w := &writer{env: env, ids: map[string]bool{}, dataIDs: map[int64]string{}, perShrd: make([]int, len(env.Shards)),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
@@ -154,6 +161,9 @@ func startWriter(env *relaysvctest.Env) *writer {
 			if err != nil {
 				w.errs = append(w.errs, err)
 			} else {
+				for k := range int64(len(ids)) {
+					w.dataIDs[next[i]+k] = relaysvctest.ShardID(i)
+				}
 				next[i] += int64(len(ids))
 				w.perShrd[i] += len(ids)
 				for _, id := range ids {
@@ -195,13 +205,17 @@ func counts(t *testing.T, env *relaysvctest.Env) (sum map[string]int, per []map[
 	return sum, per
 }
 
-// The broker stops under two running relays while writes keep committing:
-// health turns NOT_SERVING (the server and dependency/pulsar) within the
-// probe interval, and a relay stopped meanwhile stops within its grace; when
-// the broker is back, health turns SERVING by itself and every outbox row
-// ends SENT, each event on the topic, nothing lost.
+// The broker stops under two running relays and a consumer server while
+// writes keep committing: the health of the relay and of the consumer turns
+// NOT_SERVING (the server and dependency/pulsar) within the probe interval,
+// and a relay stopped meanwhile stops within its grace; when the broker is
+// back, health turns SERVING by itself and every outbox row ends SENT, each
+// event on the topic and each record in ClickHouse, nothing lost.
 func TestBrokerOutage(t *testing.T) {
 	requireOutageTests(t)
+	if infratest.ClickHouseIsInProcess() {
+		t.Skip("the consumer server reaches ClickHouse over the network: runs with the ClickHouse server")
+	}
 	const probe = time.Second
 	env := relaysvctest.NewEnv(t, 2)
 	cfg := env.Config(t, probe, nil)
@@ -223,6 +237,10 @@ func TestBrokerOutage(t *testing.T) {
 	r2 := relaysvctest.Start(t, cfg)
 	t.Logf("relay SERVING %s after start", r.WaitHealth(t, "", serving, 20*time.Second).Round(time.Millisecond))
 	r2.WaitHealth(t, "", serving, 20*time.Second)
+	// The consumer server writes the topic into a projection of its own.
+	ch := infratest.NewClickHouseDatabase(t, true)
+	c := consumersvctest.Start(t, consumersvctest.Config(env.Topic, ch.Name, probe))
+	t.Logf("consumer SERVING %s after start", c.WaitHealth(t, "", serving, 20*time.Second).Round(time.Millisecond))
 	w := startWriter(env)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -239,7 +257,7 @@ func TestBrokerOutage(t *testing.T) {
 	t.Cleanup(func() { pulsarScript(t, "start") })
 	refusedAt := watchBroker(t)
 	stopBegan := time.Now()
-	var notServingAt time.Time
+	var notServingAt, consumerNotServingAt time.Time
 	scriptDone := make(chan error, 1)
 	go func() {
 		_, err := runPulsarScript("stop")
@@ -247,10 +265,12 @@ func TestBrokerOutage(t *testing.T) {
 	}()
 	// Health is watched while the broker shuts down.
 	deadline = time.Now().Add(2 * time.Minute)
-	for notServingAt.IsZero() {
-		if r.Health(server.DependencyHealthName("pulsar")) == notServing && r.Health("") == notServing {
+	for notServingAt.IsZero() || consumerNotServingAt.IsZero() {
+		if notServingAt.IsZero() && r.Health(server.DependencyHealthName("pulsar")) == notServing && r.Health("") == notServing {
 			notServingAt = time.Now()
-			break
+		}
+		if consumerNotServingAt.IsZero() && c.Health(server.DependencyHealthName("pulsar")) == notServing && c.Health("") == notServing {
+			consumerNotServingAt = time.Now()
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("health never turned NOT_SERVING after the broker was stopped")
@@ -272,6 +292,15 @@ func TestBrokerOutage(t *testing.T) {
 	if downAfter > 2*probe+time.Second {
 		t.Errorf("NOT_SERVING %s after the broker went away; want within the probe interval and its timeout (%s) plus 1s", downAfter, 2*probe)
 	}
+	consumerDownAfter := consumerNotServingAt.Sub(refusedAt())
+	t.Logf("TRANSITION broker stop -> consumer NOT_SERVING: %s after the broker's port first refused a connection (probe interval %s)",
+		consumerDownAfter.Round(time.Millisecond), probe)
+	if consumerDownAfter > 2*probe+time.Second {
+		t.Errorf("consumer NOT_SERVING %s after the broker went away; want within the probe interval and its timeout (%s) plus 1s", consumerDownAfter, 2*probe)
+	}
+	if got := c.Health(server.DependencyHealthName("clickhouse")); got != serving {
+		t.Errorf("consumer dependency/clickhouse = %v while only the broker is down", got)
+	}
 	for _, svc := range []string{server.DependencyHealthName("shard-0"), server.DependencyHealthName("shard-1"), server.DependencyHealthName("shards")} {
 		if got := r.Health(svc); got != serving {
 			t.Errorf("%s = %v while only the broker is down", svc, got)
@@ -285,6 +314,9 @@ func TestBrokerOutage(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 		if got := r.Health(""); got != notServing {
 			t.Errorf("health turned %v during the outage", got)
+		}
+		if got := c.Health(""); got != notServing {
+			t.Errorf("consumer health turned %v during the outage", got)
 		}
 	}
 	during := w.total.Load() - before
@@ -316,6 +348,9 @@ func TestBrokerOutage(t *testing.T) {
 	if limit := cfg.Relay.PublishTimeout + 4*probe + 2*time.Second; upAfter > limit {
 		t.Errorf("SERVING %s after the broker was ready, want within %s", upAfter, limit)
 	}
+	c.WaitHealth(t, "", serving, 60*time.Second)
+	t.Logf("TRANSITION broker ready -> consumer SERVING: at most %s after pulsar.sh start returned", time.Since(back).Round(time.Millisecond))
+	c.WaitHealth(t, server.DependencyHealthName("pulsar"), serving, probe)
 	time.Sleep(time.Second) // a few more writes after the recovery
 	w.finish(t)
 	written := int(w.total.Load())
@@ -354,6 +389,40 @@ func TestBrokerOutage(t *testing.T) {
 	t.Logf("topic holds %d distinct events of the %d written", len(got), len(w.ids))
 	if missing > 0 {
 		t.Errorf("%d events never reached the topic", missing)
+	}
+
+	// Every event is in ClickHouse: each record at version 1 with its
+	// content, none missing, none more.
+	want := make([]chstore.Current, 0, len(w.dataIDs))
+	for id, sh := range w.dataIDs {
+		ev := outboxtest.Event(sh, id, time.Now())
+		result, err := canonical.Decimal(ev.GetResult())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, chstore.Current{DataID: id, Version: 1, SchoolID: ev.GetSchoolId(), ProjectID: ev.GetProjectId(),
+			Grade: int16(ev.GetGrade()), Result: result, Unit: ev.GetUnit()})
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i].DataID < want[j].DataID })
+	proj := chstore.NewProjection(ch.Conn)
+	var state []chstore.Current
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if state, err = proj.CurrentState(context.Background(), 10001); err != nil {
+			t.Fatal(err)
+		}
+		if cmp.Equal(want, state) || time.Now().After(deadline) {
+			break
+		}
+	}
+	t.Logf("TRANSITION broker ready -> every record in ClickHouse: %s (%d records, %d applied events)",
+		time.Since(back).Round(time.Millisecond), len(state), c.Svc.Lag().Applied())
+	if diff := cmp.Diff(want, state); diff != "" {
+		t.Errorf("ClickHouse after the outage (-want +got):\n%s", diff)
+	}
+	took, err = c.Stop(t)
+	t.Logf("consumer stopped %s after ctx ended", took.Round(time.Millisecond))
+	if err != nil {
+		t.Errorf("consumer Run = %v after the outage, want nil", err)
 	}
 
 	took, err = r.Stop(t)
