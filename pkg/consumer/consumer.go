@@ -84,6 +84,9 @@ type Consumer struct {
 	floorAt time.Time        // when floorV was read (zero: never)
 	floorV  uint16
 	retired atomic.Pointer[EpochRetiredError]
+	// writeErr is the failure of the latest attempt to write a batch, nil
+	// once a batch is written.
+	writeErr atomic.Pointer[error]
 }
 
 // New returns a consumer reading cons. lag may be shared with the status API.
@@ -156,6 +159,18 @@ func (c *Consumer) checkEpoch(ctx context.Context) error {
 		c.retired.Store(e)
 		c.log.Error("transformation epoch retired: refusing to write", "epoch", e.Epoch, "epoch_floor", e.Floor)
 		return e
+	}
+	return nil
+}
+
+// WriteErr returns the failure of the latest attempt to write a batch while
+// the consumer keeps retrying it, and nil once a batch was written (or
+// before the first attempt). Safe for concurrent use (e.g. by a health
+// check): ClickHouse answering pings is not enough if it refuses the
+// consumer's inserts.
+func (c *Consumer) WriteErr() error {
+	if p := c.writeErr.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
@@ -280,8 +295,10 @@ func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chst
 			c.m.insertSeconds.Observe(acked.Sub(start).Seconds())
 		}
 		if err == nil {
+			c.writeErr.Store(nil)
 			break
 		}
+		c.writeErr.Store(&err)
 		c.m.insertFailures.Inc()
 		c.log.Error("batch not written; nothing acknowledged, retrying", "rows", len(rows), "attempt", attempt, "err", err, "retry_in", wait)
 		select {

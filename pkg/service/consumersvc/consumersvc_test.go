@@ -19,6 +19,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc/consumersvctest"
@@ -80,12 +81,16 @@ type env struct {
 	chPx     *infratest.Proxy
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvMigrated(t, true) }
+
+// newEnvMigrated is newEnv with a projection database that has the schema,
+// or (migrated false) none yet.
+func newEnvMigrated(t *testing.T, migrated bool) *env {
 	t.Helper()
 	if infratest.ClickHouseIsInProcess() {
 		t.Skip("the consumer server reaches ClickHouse over the network; runs on the ClickHouse server pass")
 	}
-	ch := infratest.NewClickHouseDatabase(t, true)
+	ch := infratest.NewClickHouseDatabase(t, migrated)
 	client := infratest.NewPulsarClient(t)
 	e := &env{ch: ch, proj: chstore.NewProjection(ch.Conn), topic: infratest.Topic(t, "consumersvc"),
 		pulsarPx: infratest.NewProxy(t, infratest.PulsarAddr()), chPx: infratest.NewProxy(t, infratest.ClickHouseAddr())}
@@ -189,6 +194,28 @@ func TestHealthFollowsClickHouseAndTheBroker(t *testing.T) {
 	if took, err := c.Stop(t); err != nil || took > 3*time.Second {
 		t.Errorf("Run = %v after %s, want nil within the 3s grace", err, took)
 	}
+}
+
+// A ClickHouse that answers pings but refuses the consumer's inserts (here:
+// the projection's tables do not exist yet) is no working dependency:
+// dependency/clickhouse and the server are NOT_SERVING while the batch is
+// retried, and SERVING once it is written (the tables created).
+func TestClickHouseRefusingInsertsIsNotServing(t *testing.T) {
+	e := newEnvMigrated(t, false)
+	const probe = 200 * time.Millisecond
+	c := consumersvctest.Start(t, e.config(probe))
+	c.WaitHealth(t, "", serving, 20*time.Second) // pings pass, nothing written yet
+	want := e.send(t, 900000, 3)
+	c.WaitHealth(t, server.DependencyHealthName("clickhouse"), notServing, 10*time.Second)
+	if got := c.Health(""); got != notServing {
+		t.Errorf("server health = %v while every insert fails", got)
+	}
+	if _, err := schema.ApplyClickHouse(context.Background(), e.ch.Conn); err != nil {
+		t.Fatal(err)
+	}
+	took := c.WaitHealth(t, "", serving, 20*time.Second)
+	t.Logf("tables created -> SERVING in %s", took.Round(time.Millisecond))
+	e.waitState(t, want, 10*time.Second)
 }
 
 // A retired transformation epoch is terminal: Run ends with

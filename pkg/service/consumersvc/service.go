@@ -34,9 +34,10 @@ type Service struct {
 	probe  pulsar.Client // health lookups, with a short operation timeout
 
 	mu         sync.Mutex
-	dlq        *consumer.DLQ   // set by the worker; released by close
-	sub        pulsar.Consumer // set by the worker; released by close
-	connectErr error           // the last failed attempt to subscribe, until one succeeds
+	dlq        *consumer.DLQ      // set by the worker; released by close
+	sub        pulsar.Consumer    // set by the worker; released by close
+	cons       *consumer.Consumer // set by the worker once subscribed
+	connectErr error              // the last failed attempt to subscribe, until one succeeds
 
 	closeOnce sync.Once
 }
@@ -140,6 +141,9 @@ func (s *Service) consume(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.mu.Lock()
+	s.cons = cons
+	s.mu.Unlock()
 	s.log.Info("consumer subscribed", "topic", c.Topic, "subscription", c.Subscription)
 	return cons.Run(ctx)
 }
@@ -191,6 +195,20 @@ func untilCreated[T any](ctx context.Context, s *Service, what string, create fu
 	}
 }
 
+// writeErr fails while the consumer keeps failing to write a batch.
+func (s *Service) writeErr() error {
+	s.mu.Lock()
+	cons := s.cons
+	s.mu.Unlock()
+	if cons == nil {
+		return nil
+	}
+	if err := cons.WriteErr(); err != nil {
+		return fmt.Errorf("the consumer cannot write its batch: %w", err)
+	}
+	return nil
+}
+
 var errNotSubscribed = errors.New("not subscribed yet")
 
 // subscription fails until the worker has subscribed.
@@ -209,7 +227,9 @@ func (s *Service) subscription() error {
 
 // probes are the health checks, both required: the broker ("pulsar": a
 // lookup of the topic answered, and the subscription made) and ClickHouse
-// ("clickhouse": a ping answered).
+// ("clickhouse": a ping answered, and the latest batch written, or no
+// attempt failing: a ClickHouse that answers pings but refuses the inserts
+// does not let the consumer do its job).
 func (s *Service) probes() []server.Probe {
 	iv := s.cfg.ProbeInterval
 	lookup := server.SharedCheck(iv, func(context.Context) error {
@@ -218,6 +238,7 @@ func (s *Service) probes() []server.Probe {
 		_, err := s.probe.TopicPartitions(s.cfg.Topic)
 		return err
 	})
+	ping := server.SharedCheck(iv, s.ch.Ping)
 	return []server.Probe{
 		{Name: "pulsar", Interval: iv, Check: func(ctx context.Context) error {
 			if err := lookup(ctx); err != nil {
@@ -225,12 +246,12 @@ func (s *Service) probes() []server.Probe {
 			}
 			return s.subscription()
 		}},
-		{Name: "clickhouse", Interval: iv, Check: server.SharedCheck(iv, func(ctx context.Context) error {
-			if err := s.ch.Ping(ctx); err != nil {
+		{Name: "clickhouse", Interval: iv, Check: func(ctx context.Context) error {
+			if err := ping(ctx); err != nil {
 				return fmt.Errorf("ClickHouse: %w", err)
 			}
-			return nil
-		})},
+			return s.writeErr()
+		}},
 	}
 }
 
