@@ -112,3 +112,66 @@ func TestMarkFailedBackoffIsJitteredAndCapped(t *testing.T) {
 		})
 	}
 }
+
+// Claim slots bound the claim loops of a shard across relay instances: with
+// two slots a third session stands by until a holder releases its slot, dies
+// (its connection closes) or idles past its wait_timeout (a vanished host).
+func TestClaimSlotsAreExclusiveAndTakenOver(t *testing.T) {
+	ctx := context.Background()
+	db := infratest.NewMySQLDatabase(t, schema.Shard)
+	repo := outbox.NewRepo("shard-0", db.DB)
+	open := func(idle time.Duration) *outbox.SlotSession {
+		t.Helper()
+		s, err := repo.OpenSlotSession(ctx, idle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close(ctx) })
+		return s
+	}
+	take := func(s *outbox.SlotSession) bool {
+		t.Helper()
+		ok, err := s.Take(ctx, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	a, b, c := open(time.Minute), open(2*time.Second), open(time.Minute)
+	if !take(a) || !take(b) {
+		t.Fatal("two sessions could not take the two free slots")
+	}
+	if a.Slot() == b.Slot() {
+		t.Fatalf("two sessions hold slot %d", a.Slot())
+	}
+	if take(c) {
+		t.Fatal("a third session took a slot while both were held")
+	}
+	if err := a.Check(ctx); err != nil {
+		t.Errorf("holder's check: %v", err)
+	}
+
+	// Released: taken over at once.
+	freed := a.Slot()
+	a.Close(ctx)
+	if !take(c) || c.Slot() != freed {
+		t.Fatalf("after a release the standby holds slot %d, want %d", c.Slot(), freed)
+	}
+
+	// A holder that vanished without closing (idle past its 2s wait_timeout):
+	// the server drops its session and the slot with it.
+	d := open(time.Minute)
+	if take(d) {
+		t.Fatal("a slot was free while both were held")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !take(d) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot of an idle holder was never released")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := b.Check(ctx); err == nil {
+		t.Error("the dropped holder still believes it holds its slot")
+	}
+}

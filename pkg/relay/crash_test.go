@@ -44,11 +44,15 @@ func TestMain(m *testing.M) {
 }
 
 // crashConfig is the relay configuration of the crash test: short leases so
-// that reclaims come quickly.
+// that reclaims come quickly, and one claim loop per shard, so that the
+// rows a crash takes down with the poison event are exactly its batch (a
+// crash also costs an attempt to whatever the process's other loops had in
+// flight, which with a limit of 3 could park a bystander).
 func crashConfig(maxAttempts int) relay.Config {
 	cfg := testConfig()
 	cfg.Lease, cfg.PublishTimeout, cfg.CompletionTimeout = time.Second, 300*time.Millisecond, 300*time.Millisecond
 	cfg.MaxAttempts = maxAttempts
+	cfg.ClaimSlots = 1
 	return cfg
 }
 

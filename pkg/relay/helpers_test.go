@@ -152,8 +152,10 @@ func deadDB(t *testing.T) *outbox.Repo {
 // claimLog records claims and completions to check that no row is ever held
 // by two live leases at once.
 type claimLog struct {
-	mu     sync.Mutex
-	claims map[string][]claimSpan // shard/id -> spans
+	mu       sync.Mutex
+	claims   map[string][]claimSpan // shard/id -> spans
+	inFlight map[string]int         // shard -> claims not completed yet
+	maxInFl  map[string]int         // shard -> most claims in flight at once
 }
 
 type claimSpan struct {
@@ -162,7 +164,16 @@ type claimSpan struct {
 	end          time.Time // completion time; zero until completed
 }
 
-func newClaimLog() *claimLog { return &claimLog{claims: map[string][]claimSpan{}} }
+func newClaimLog() *claimLog {
+	return &claimLog{claims: map[string][]claimSpan{}, inFlight: map[string]int{}, maxInFl: map[string]int{}}
+}
+
+// maxInFlight is the most claims of shard that were in flight at once.
+func (l *claimLog) maxInFlight(shard string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.maxInFl[shard]
+}
 
 func key(shard string, id int64) string { return shard + "/" + strconv.FormatInt(id, 10) }
 
@@ -170,6 +181,8 @@ func (l *claimLog) Claimed(shard string, c outbox.Claim) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
+	l.inFlight[shard]++
+	l.maxInFl[shard] = max(l.maxInFl[shard], l.inFlight[shard])
 	for _, r := range c.Rows {
 		k := key(shard, r.ID)
 		l.claims[k] = append(l.claims[k], claimSpan{token: c.Token, start: now, lease: c.Lease})
@@ -180,6 +193,7 @@ func (l *claimLog) Completed(shard string, c outbox.Claim, _, _, _ int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := time.Now()
+	l.inFlight[shard]--
 	for _, r := range c.Rows {
 		spans := l.claims[key(shard, r.ID)]
 		for i := range spans {

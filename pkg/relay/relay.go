@@ -71,6 +71,13 @@ type Config struct {
 	// crashed) — an event gets before it is PARKED.
 	MaxAttempts int
 	Backoff     outbox.Backoff // retry delay of FAILED rows
+	// ClaimSlots bounds how many claim loops work one shard at once,
+	// across every relay instance (see outbox.SlotSession): each instance
+	// runs that many loops per shard, and a loop claims only while it
+	// holds one of the shard's slots; the others stand by and take a slot
+	// over within StandbyInterval of its holder's death. 0 means
+	// DefaultClaimSlots.
+	ClaimSlots int
 	// FatalClaimFailures is how many consecutive cycles every shard must
 	// fail with a permanent error (IsPermanent) before Run gives up with
 	// ErrEveryShardRefused. 0 means DefaultFatalClaimFailures; negative
@@ -91,7 +98,12 @@ const (
 	DefaultFatalClaimFailures = 10
 	DefaultStopTimeout        = 2 * time.Second
 	DefaultCompletionTimeout  = 10 * time.Second
+	DefaultClaimSlots         = 2
 )
+
+// StandbyInterval is how often a loop without a claim slot tries to take
+// one (at most; a quarter of the lease when that is shorter).
+const StandbyInterval = time.Second
 
 // DefaultConfig is a sane production default.
 func DefaultConfig() Config {
@@ -99,7 +111,7 @@ func DefaultConfig() Config {
 		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second, CompletionTimeout: DefaultCompletionTimeout,
 		PollInterval: 20 * time.Millisecond, MaxAttempts: 20,
 		Backoff:            outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
-		FatalClaimFailures: DefaultFatalClaimFailures,
+		FatalClaimFailures: DefaultFatalClaimFailures, ClaimSlots: DefaultClaimSlots,
 		// StopTimeout stays 0: DefaultStopTimeout, or what a server derives
 		// from its shutdown grace.
 	}
@@ -143,6 +155,9 @@ func (c Config) Validate() error {
 	if c.StopTimeout < 0 {
 		errs = append(errs, fmt.Errorf("stop timeout must not be negative, got %s", c.StopTimeout))
 	}
+	if c.ClaimSlots < 0 || c.ClaimSlots > 64 {
+		errs = append(errs, fmt.Errorf("claim slots must be 1-64 (0: %d), got %d", DefaultClaimSlots, c.ClaimSlots))
+	}
 	return errors.Join(errs...)
 }
 
@@ -154,6 +169,9 @@ func (c Config) withDefaults() Config {
 		c.StopTimeout = DefaultStopTimeout
 	}
 	c.CompletionTimeout = c.completionTimeout()
+	if c.ClaimSlots == 0 {
+		c.ClaimSlots = DefaultClaimSlots
+	}
 	return c
 }
 
@@ -209,8 +227,16 @@ func New(log *slog.Logger, cfg Config, pub Publisher, stores []Store, metrics *M
 // that retrying cannot fix (see IsPermanent).
 var ErrEveryShardRefused = errors.New("every shard refuses the relay")
 
-// Run drains every shard concurrently, one loop per shard so that no shard
-// starves another, until ctx ends; then it returns nil. An in-flight batch
+// slotStore is a Store whose claim loops are bounded across instances by
+// claim slots (outbox.Repo).
+type slotStore interface {
+	OpenSlotSession(ctx context.Context, idle time.Duration) (*outbox.SlotSession, error)
+}
+
+// Run drains every shard concurrently, in loops of their own so that no
+// shard starves another, until ctx ends; then it returns nil. A shard whose
+// store has claim slots (outbox.Repo) gets ClaimSlots loops, each claiming
+// only while it holds a slot; any other store gets one loop. An in-flight batch
 // is completed (its SENT/FAILED update written, within StopTimeout) before
 // Run returns.
 //
@@ -225,11 +251,18 @@ func (r *Relay) Run(ctx context.Context) error {
 	defer cancel(nil)
 	var wg sync.WaitGroup
 	for _, st := range r.stores {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.loop(ctx, cancel, st)
-		}()
+		ss, slotted := st.(slotStore)
+		loops := 1
+		if slotted {
+			loops = r.cfg.ClaimSlots
+		}
+		for range loops {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.loop(ctx, cancel, st, ss)
+			}()
+		}
 	}
 	wg.Wait()
 	if err := context.Cause(ctx); errors.Is(err, ErrEveryShardRefused) {
@@ -277,10 +310,16 @@ func (r *Relay) record(shardID string, err error) error {
 		ErrEveryShardRefused, r.cfg.FatalClaimFailures, joined(causes))
 }
 
-func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store) {
+func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store, ss slotStore) {
 	errWait := r.cfg.PollInterval
+	slots := slotHolder{r: r, ss: ss}
+	defer slots.close()
 	for ctx.Err() == nil {
-		n, err := r.Cycle(ctx, st)
+		var n int
+		held, err := slots.hold(ctx)
+		if err == nil && held {
+			n, err = r.Cycle(ctx, st)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -291,8 +330,12 @@ func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Stor
 		switch {
 		case err != nil:
 			r.log.Error("relay cycle failed", "shard", st.ShardID(), "err", err, "permanent", IsPermanent(err), "retry_in", errWait)
+			slots.drop(ctx) // the session may be what failed
 			sleep(ctx, errWait)
 			errWait = min(errWait*2, 5*time.Second)
+		case !held:
+			errWait = r.cfg.PollInterval
+			sleep(ctx, min(StandbyInterval, r.cfg.Lease/4))
 		case n == 0:
 			errWait = r.cfg.PollInterval
 			sleep(ctx, r.cfg.PollInterval)
@@ -301,6 +344,59 @@ func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Stor
 		}
 	}
 }
+
+// slotHolder is a loop's claim slot session: opened on demand, kept while
+// it holds a slot, checked (and kept alive) every quarter lease.
+type slotHolder struct {
+	r       *Relay
+	ss      slotStore // nil: no slots, always hold
+	s       *outbox.SlotSession
+	checked time.Time
+}
+
+// hold reports whether the loop may claim: it holds a slot, taking one if
+// it is free.
+func (h *slotHolder) hold(ctx context.Context) (bool, error) {
+	if h.ss == nil {
+		return true, nil
+	}
+	if h.s == nil {
+		// The server drops a session idle for two leases, and the slot
+		// with it: a holder that vanished is replaced within that.
+		s, err := h.ss.OpenSlotSession(ctx, 2*h.r.cfg.Lease)
+		if err != nil {
+			return false, err
+		}
+		h.s = s
+	}
+	if h.s.Slot() >= 0 {
+		if time.Since(h.checked) < h.r.cfg.Lease/4 {
+			return true, nil
+		}
+		if err := h.s.Check(ctx); err != nil {
+			return false, err
+		}
+		h.checked = time.Now()
+		return true, nil
+	}
+	ok, err := h.s.Take(ctx, h.r.cfg.ClaimSlots)
+	if ok {
+		h.checked = time.Now()
+	}
+	return ok, err
+}
+
+// drop closes the session after a failure.
+func (h *slotHolder) drop(ctx context.Context) {
+	if h.s != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		h.s.Close(cctx)
+		h.s = nil
+	}
+}
+
+func (h *slotHolder) close() { h.drop(context.Background()) }
 
 // joinedErrors is errors.Join printed on one line ("; "), for log lines.
 type joinedErrors []error

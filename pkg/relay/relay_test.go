@@ -306,8 +306,9 @@ func TestBrokerDown(t *testing.T) {
 }
 
 // Three relay instances over two shards drain 50,000 events: every event is
-// published at least once, every row ends SENT, and no row is ever held by
-// two live leases at once.
+// published at least once, every row ends SENT, no row is ever held by two
+// live leases at once, and no more claims work a shard at once than it has
+// claim slots, however many instances run.
 func TestThreeRelaysTwoShards(t *testing.T) {
 	const perShard = 25000
 	shards := []shard{newShard(t, "shard-0"), newShard(t, "shard-1")}
@@ -338,6 +339,11 @@ func TestThreeRelaysTwoShards(t *testing.T) {
 	if bad := log.overlaps(); len(bad) > 0 {
 		t.Errorf("%d rows were claimed while another live lease held them, e.g. %v", len(bad), bad[:min(5, len(bad))])
 	}
+	for _, s := range shards {
+		if got := log.maxInFlight(s.repo.ShardID()); got > relay.DefaultClaimSlots || got < 1 {
+			t.Errorf("%s had up to %d claims in flight at once, want 1-%d (its claim slots)", s.repo.ShardID(), got, relay.DefaultClaimSlots)
+		}
+	}
 	rows, claims := log.rows()
 	if rows != len(all) {
 		t.Errorf("claims touched %d rows, want %d", rows, len(all))
@@ -348,4 +354,44 @@ func TestThreeRelaysTwoShards(t *testing.T) {
 			t.Errorf("%s missing", id)
 		}
 	}
+}
+
+// slowPublisher delays every batch, so that a drain lasts long enough to
+// watch the instances.
+type slowPublisher struct {
+	next  relay.Publisher
+	delay time.Duration
+}
+
+func (p slowPublisher) Publish(ctx context.Context, msgs []relay.Message) []error {
+	time.Sleep(p.delay)
+	return p.next.Publish(ctx, msgs)
+}
+
+// An added instance costs the shard nothing while its claim slots are held:
+// it stands by, and takes a slot over as soon as the holder stops.
+func TestStandbyInstanceTakesOver(t *testing.T) {
+	const n = 2000
+	s := newShard(t, "shard-0")
+	s.fill(t, 900000, n)
+	tp := newTopic(t)
+	cfg := testConfig()
+	cfg.ClaimSlots = 1
+	logA, logB := newClaimLog(), newClaimLog()
+	stopA := runUntil(t, newRelay(t, cfg, slowPublisher{tp.publisher(t, time.Second), 50 * time.Millisecond}, logA, s.repo))
+	s.waitCounts(t, 20*time.Second, "a first batch SENT", func(c map[string]int) bool { return c[outbox.StatusSent] > 0 })
+	runUntil(t, newRelay(t, cfg, slowPublisher{tp.publisher(t, time.Second), 50 * time.Millisecond}, logB, s.repo))
+	time.Sleep(500 * time.Millisecond)
+	if _, claims := logB.rows(); claims != 0 {
+		t.Errorf("the second instance claimed %d rows while the only slot was held", claims)
+	}
+	if c := s.counts(t); c[outbox.StatusSent] == n {
+		t.Fatal("the first instance drained everything before it could be stopped; slow it down")
+	}
+	stopA()
+	s.waitCounts(t, 20*time.Second, "all SENT by the standby", allSent(n))
+	if _, claims := logB.rows(); claims == 0 {
+		t.Error("the standby never took over")
+	}
+	tp.col.WaitDistinct(t, n, 10*time.Second)
 }

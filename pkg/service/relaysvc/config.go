@@ -78,6 +78,8 @@ func Load(args []string) (Config, error) {
 	l.Duration(&c.Relay.PublishTimeout, "publish-timeout", "RS_RELAY_PUBLISH_TIMEOUT", d.PublishTimeout, "bound on one batch's publish")
 	l.Duration(&c.Relay.CompletionTimeout, "completion-timeout", "RS_RELAY_COMPLETION_TIMEOUT", d.CompletionTimeout, "bound on one batch's SENT / FAILED update")
 	l.Duration(&c.Relay.PollInterval, "poll-interval", "RS_RELAY_POLL_INTERVAL", d.PollInterval, "idle poll interval")
+	l.Int(&c.Relay.ClaimSlots, "claim-slots", "RS_RELAY_CLAIM_SLOTS", d.ClaimSlots,
+		"claim loops working one shard at once across every relay instance (added instances stand by for a free slot)")
 	l.Int(&c.Relay.MaxAttempts, "max-attempts", "RS_RELAY_MAX_ATTEMPTS", d.MaxAttempts, "failed publishes before an event is PARKED")
 	l.Duration(&c.Relay.Backoff.Base, "backoff-base", "RS_RELAY_BACKOFF_BASE", d.Backoff.Base, "first retry delay")
 	l.Duration(&c.Relay.Backoff.Max, "backoff-max", "RS_RELAY_BACKOFF_MAX", d.Backoff.Max, "longest retry delay")
@@ -169,6 +171,10 @@ func (c Config) validate(loaded bool) error {
 	}
 	if c.MaxConnsPerShard < 1 {
 		add(fmt.Errorf("max-conns-per-shard must be positive, got %d", c.MaxConnsPerShard))
+	} else if slots := max(c.Relay.ClaimSlots, 1); c.MaxConnsPerShard < 2*slots+1 {
+		// Each claim loop holds its slot's session and runs its statements
+		// on another; one more for the gauges, the purge and the API.
+		add(fmt.Errorf("max-conns-per-shard (%d) must be at least twice the claim slots plus one (%d)", c.MaxConnsPerShard, 2*slots+1))
 	}
 	if st := c.Relay.StopTimeout; st > 0 && c.Server.ShutdownGrace > 0 && 2*st > c.Server.ShutdownGrace {
 		add(fmt.Errorf("the relay's stop timeout (%s) must fit twice in the shutdown grace (%s)", st, c.Server.ShutdownGrace))

@@ -11,7 +11,7 @@ import (
 // clearEnv leaves the relay only the settings a test passes.
 func clearEnv(t *testing.T) {
 	for _, k := range []string{"RS_PROFILE", "RS_SHARDS", "RS_CONTROL_DSN", "RS_PULSAR_URL", "RS_AUTH_TOKENS", "RS_TOPIC",
-		"RS_RELAY_GRPC_ADDR", "RS_RELAY_HTTP_ADDR", "RS_RELAY_PUBLISH_TIMEOUT", "RS_RELAY_COMPLETION_TIMEOUT", "RS_RELAY_LEASE", "RS_RELAY_PROBE_INTERVAL"} {
+		"RS_RELAY_GRPC_ADDR", "RS_RELAY_HTTP_ADDR", "RS_RELAY_PUBLISH_TIMEOUT", "RS_RELAY_COMPLETION_TIMEOUT", "RS_RELAY_LEASE", "RS_RELAY_CLAIM_SLOTS", "RS_RELAY_MAX_CONNS", "RS_RELAY_PROBE_INTERVAL"} {
 		t.Setenv(k, "")
 	}
 }
@@ -31,6 +31,8 @@ func TestLoad(t *testing.T) {
 			[]string{"lease (30s) must be longer than the publish timeout (40s)", "probe-interval", "pulsar-url", "grpc-addr"}},
 		{"lease not longer than publish + completion timeouts", []string{"--profile=local", "--lease=15s", "--publish-timeout=10s", "--completion-timeout=5s"},
 			[]string{"lease (15s) must be longer than the publish timeout (10s) plus the completion timeout (5s)"}},
+		{"too few connections for the claim slots", []string{"--profile=local", "--claim-slots=4", "--max-conns-per-shard=8"},
+			[]string{"max-conns-per-shard (8) must be at least twice the claim slots plus one (9)"}},
 		{"one shard", []string{"--profile=local", "--shards=shard-0=u:p@tcp(db0:3306)/rs_shard_0"}, []string{"at least two shards"}},
 		{"malformed shard DSN", []string{"--profile=local", "--shards=shard-0=u:p@db0/x,shard-1=u:p@tcp(db1:3306)/y"}, []string{"shard shard-0"}},
 		{"explicit production settings", []string{shards, "--control-dsn=u:p@tcp(ctl:3306)/rs_control", "--pulsar-url=pulsar://broker:6650",
