@@ -196,6 +196,26 @@ func TestHealthFollowsClickHouseAndTheBroker(t *testing.T) {
 	}
 }
 
+// ClickHouse hangs (connections open, nothing answered) while the consumer
+// writes a batch: health turns NOT_SERVING, and Run still returns within
+// the shutdown grace when the server is stopped.
+func TestStopsWithinGraceWhileClickHouseHangs(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.config(200 * time.Millisecond)
+	c := consumersvctest.Start(t, cfg)
+	c.WaitHealth(t, "", serving, 20*time.Second)
+	e.waitState(t, e.send(t, 900000, 3), 30*time.Second) // connections to ClickHouse are open
+	e.chPx.Pause()
+	e.send(t, 900003, 3)
+	c.WaitHealth(t, server.DependencyHealthName("clickhouse"), notServing, 10*time.Second)
+	time.Sleep(time.Second) // the insert waits on the hung server
+	took, err := c.Stop(t)
+	t.Logf("stopped %s after ctx ended, ClickHouse hung", took.Round(time.Millisecond))
+	if err != nil || took > cfg.Server.ShutdownGrace {
+		t.Errorf("Run = %v after %s, want nil within the %s grace", err, took, cfg.Server.ShutdownGrace)
+	}
+}
+
 // A ClickHouse that answers pings but refuses the consumer's inserts (here:
 // the projection's tables do not exist yet) is no working dependency:
 // dependency/clickhouse and the server are NOT_SERVING while the batch is
