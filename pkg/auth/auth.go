@@ -71,13 +71,16 @@ type Authenticator struct {
 }
 
 // ParseTokens reads "token=subject:role,..." (entries may also be separated
-// by ';' or newlines). Tokens must be unique and at least 8 characters.
+// by ';' or newlines; space around a token, subject or role is ignored).
+// Tokens must be unique and at least 8 characters; an error never shows one.
 func ParseTokens(spec string) (*Authenticator, error) {
 	a := &Authenticator{tokens: map[string]Principal{}}
 	for _, ent := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
 		ent = strings.TrimSpace(ent)
 		tok, rest, ok := strings.Cut(ent, "=")
 		subj, role, ok2 := strings.Cut(rest, ":")
+		// A caller's token is read trimmed (authorize), so is the configured one.
+		tok, subj = strings.TrimSpace(tok), strings.TrimSpace(subj)
 		if !ok || !ok2 || tok == "" || subj == "" {
 			return nil, errors.New("auth token entry: want token=subject:role")
 		}

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -140,8 +141,15 @@ func (l *Loader) Bool(p *bool, name, key string, def bool, usage string) {
 
 // Parse parses args, applies the local profile's defaults when chosen, and
 // returns every environment, flag and missing-setting error at once.
-// --help returns flag.ErrHelp after printing the usage.
+// --help returns flag.ErrHelp after printing the usage. Neither the error nor
+// what the flag package prints shows a value written for a secret setting,
+// wherever it stands in args (a misplaced one is echoed as an unexpected
+// argument or an invalid value of another flag otherwise).
 func (l *Loader) Parse(args []string) error {
+	secrets := l.secretArgs(args)
+	out := l.FS.Output()
+	l.FS.SetOutput(redactingWriter{w: out, secrets: secrets})
+	defer l.FS.SetOutput(out)
 	errs := append([]error(nil), l.errs...)
 	if err := l.FS.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -151,6 +159,14 @@ func (l *Loader) Parse(args []string) error {
 	} else if l.FS.NArg() > 0 {
 		errs = append(errs, fmt.Errorf("unexpected arguments: %v", l.FS.Args()))
 	}
+	if err := l.finish(errs); err != nil {
+		return redactedError{err: err, secrets: secrets}
+	}
+	return nil
+}
+
+// finish applies the profile and collects the missing settings.
+func (l *Loader) finish(errs []error) error {
 	switch l.profile {
 	case ProfileProduction, ProfileLocal:
 	default:
@@ -170,4 +186,67 @@ func (l *Loader) Parse(args []string) error {
 			strings.Join(missing, ", ")))
 	}
 	return errors.Join(errs...)
+}
+
+// secretArgs returns the values args write for secret settings: "-name=v"
+// or "--name=v", or the argument after a bare "-name" or "--name", with any
+// number of leading dashes (a mistyped "---name=v" is still a secret).
+func (l *Loader) secretArgs(args []string) []string {
+	secret := map[string]bool{}
+	for _, n := range l.needs {
+		if n.secret {
+			secret[n.name] = true
+		}
+	}
+	var vals []string
+	for i, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, v, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !secret[name]:
+		case hasValue:
+			vals = append(vals, v)
+		case i+1 < len(args):
+			vals = append(vals, args[i+1])
+		}
+	}
+	return vals
+}
+
+// redact replaces every secret in s, as written and as quoted (%q).
+func redact(s string, secrets []string) string {
+	for _, v := range secrets {
+		if v == "" {
+			continue
+		}
+		s = strings.ReplaceAll(s, v, "<redacted>")
+		if q := strconv.Quote(v); q[1:len(q)-1] != v {
+			s = strings.ReplaceAll(s, q[1:len(q)-1], "<redacted>")
+		}
+	}
+	return s
+}
+
+// redactedError is a Parse error whose text hides the secrets.
+type redactedError struct {
+	err     error
+	secrets []string
+}
+
+func (e redactedError) Error() string { return redact(e.err.Error(), e.secrets) }
+func (e redactedError) Unwrap() error { return e.err }
+
+// redactingWriter hides the secrets in what the flag package prints.
+type redactingWriter struct {
+	w       io.Writer
+	secrets []string
+}
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, redact(string(p), r.secrets)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

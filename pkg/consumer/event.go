@@ -20,6 +20,11 @@ import (
 // SchemaVersion is the only FitnessResultChanged schema this consumer knows.
 const SchemaVersion = 1
 
+// MaxVersion is the highest source version the projection can order: its
+// row version is version << 16 | epoch in a UInt64, so a larger version would
+// wrap and rank below older ones. Such an event is dead-lettered.
+const MaxVersion = 1<<48 - 1
+
 // InvalidEventError is an event that can never be written: it is
 // dead-lettered, not retried.
 type InvalidEventError struct {
@@ -43,8 +48,10 @@ func Decode(payload []byte) (*fitnessv1.FitnessResultChanged, error) {
 	return ev, nil
 }
 
-// Validate checks the schema version, required fields, a finite canonical
-// result, a known canonical unit and the event id's consistency.
+// Validate checks the schema version, required fields, a version the
+// projection can order (at most MaxVersion), a finite canonical result, a
+// known canonical unit, a valid source commit time and the event id's
+// consistency.
 func Validate(ev *fitnessv1.FitnessResultChanged) error {
 	bad := func(format string, args ...any) error {
 		return &InvalidEventError{EventID: ev.GetEventId(), Reason: fmt.Sprintf(format, args...)}
@@ -57,6 +64,9 @@ func Validate(ev *fitnessv1.FitnessResultChanged) error {
 		if v <= 0 {
 			return bad("%s must be positive, got %d", name, v)
 		}
+	}
+	if v := ev.GetVersion(); v > MaxVersion {
+		return bad("version %d is above %d (the projection's row version is version << 16 | epoch)", v, int64(MaxVersion))
 	}
 	if want := canonical.EventID(ev.GetDataId(), ev.GetVersion()); ev.GetEventId() != want {
 		return bad("event_id does not match data_id and version (want %s)", want)
@@ -74,6 +84,9 @@ func Validate(ev *fitnessv1.FitnessResultChanged) error {
 	}
 	if ev.GetSourceCommitTime() == nil || ev.GetShardId() == "" {
 		return bad("source_commit_time and shard_id are required")
+	}
+	if err := ev.GetSourceCommitTime().CheckValid(); err != nil {
+		return bad("source_commit_time: %v", err)
 	}
 	return nil
 }

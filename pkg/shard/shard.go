@@ -30,21 +30,29 @@ type Map struct {
 }
 
 // Parse reads "id=dsn,id=dsn,..." (entries may also be separated by ';' or
-// newlines). IDs must be unique and non-empty.
+// newlines). IDs must be unique and valid (ValidID). An error names an entry
+// by its position and, once valid, its id; never by its DSN, which may hold
+// a password (nor by a malformed id, which may be a DSN written without one).
 func Parse(s string) (Map, error) {
 	var m Map
 	seen := map[string]bool{}
+	n := 0
 	for _, ent := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' || r == '\n' }) {
 		ent = strings.TrimSpace(ent)
 		if ent == "" {
 			continue
 		}
+		n++
 		id, dsn, ok := strings.Cut(ent, "=")
 		id, dsn = strings.TrimSpace(id), strings.TrimSpace(dsn)
-		if !ok || id == "" || dsn == "" {
-			return Map{}, fmt.Errorf("shard map entry %q: want id=dsn", redactEntry(ent))
-		}
-		if seen[id] {
+		switch {
+		case !ok || id == "":
+			return Map{}, fmt.Errorf("shard map entry %d: want id=dsn", n)
+		case !ValidID(id):
+			return Map{}, fmt.Errorf("shard map entry %d: the id must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", n)
+		case dsn == "":
+			return Map{}, fmt.Errorf("shard map entry %d (%s): want id=dsn", n, id)
+		case seen[id]:
 			return Map{}, fmt.Errorf("shard map: duplicate shard id %q", id)
 		}
 		seen[id] = true
@@ -54,6 +62,24 @@ func Parse(s string) (Map, error) {
 		return Map{}, errors.New("shard map is empty")
 	}
 	return m, nil
+}
+
+// ValidID reports whether id can name a shard: 1-64 ASCII letters, digits,
+// '.', '_' or '-', starting with a letter or digit. Shard ids are carried in
+// events, page tokens, metric labels and logs, so they hold nothing else.
+func ValidID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i, r := range id {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		case i > 0 && (r == '.' || r == '_' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Owner returns the index in Shards of the shard that owns the result
@@ -86,9 +112,4 @@ func (m Map) IDs() []string {
 		ids[i] = s.ID
 	}
 	return ids
-}
-
-func redactEntry(e string) string {
-	id, _, _ := strings.Cut(e, "=")
-	return id + "=<dsn>"
 }

@@ -201,13 +201,16 @@ func TestParse(t *testing.T) {
 }
 
 // TestParseErrorHidesDSN: a bad entry is named without its DSN (which may
-// hold a password).
+// hold a password), also when the DSN was written without an id.
 func TestParseErrorHidesDSN(t *testing.T) {
-	_, err := Parse("=u:hunter2@tcp(h:1)/db")
-	if err == nil {
-		t.Fatal("Parse accepted an entry without an id")
-	}
-	if msg := err.Error(); strings.Contains(msg, "hunter2") {
-		t.Errorf("error %q shows the DSN", msg)
+	for _, in := range []string{"=u:hunter2@tcp(h:1)/db", "u:hunter2@tcp(h:1)/db", "u:hunter2@tcp(h:1)/db?parseTime=true",
+		"shard-0=x,u:hunter2@tcp(h:1)/db?a=b", "shard 0=u:hunter2@tcp(h:1)/db"} {
+		_, err := Parse(in)
+		if err == nil {
+			t.Fatalf("Parse(%q) accepted an entry without a valid id", in)
+		}
+		if msg := err.Error(); strings.Contains(msg, "hunter2") {
+			t.Errorf("Parse(%q) error %q shows the DSN", in, msg)
+		}
 	}
 }
