@@ -1,8 +1,13 @@
 // Command reconcile measures a CONTENT reconciliation of one campaign on the
 // local MySQL or MariaDB (two shards) and ClickHouse, beside a baseline that streams
-// every row of both sides into Go and compares them there, in one run.
+// every row of both sides into Go and compares them there, in one run; then
+// the systematic-defect case: a campaign whose every result is wrong in
+// ClickHouse, reconciled by a stored run (the reconcile server's runner:
+// every discrepancy stored in the control database), with its rows/s and
+// the process's peak resident memory.
 //
-//	go run ./bench/reconcile -rows 1000000 -inject 20
+//	go run ./bench/reconcile -rows 1000000 -inject 20 -defect-rows 1000000
+//	go run ./bench/reconcile -rows 0 -defect-rows 1000000   # the systematic defect only
 package main
 
 import (
@@ -29,35 +34,62 @@ func main() {
 	rows := flag.Int("rows", 1_000_000, "results in the campaign (over two shards)")
 	inject := flag.Int("inject", 20, "discrepancies injected")
 	buckets := flag.Int("buckets", 1024, "buckets")
+	defectRows := flag.Int("defect-rows", 1_000_000, "results of the systematic-defect campaign, all wrong (0 skips it)")
 	flag.Parse()
-	if err := run(context.Background(), *rows, *inject, *buckets); err != nil {
-		fmt.Fprintln(os.Stderr, "reconcile bench:", err)
-		os.Exit(1)
+	if *rows > 0 {
+		if err := run(context.Background(), *rows, *inject, *buckets); err != nil {
+			fmt.Fprintln(os.Stderr, "reconcile bench:", err)
+			os.Exit(1)
+		}
+	}
+	if *defectRows > 0 {
+		if err := systematic(context.Background(), *defectRows); err != nil {
+			fmt.Fprintln(os.Stderr, "reconcile bench (systematic defect):", err)
+			os.Exit(1)
+		}
 	}
 }
 
-func run(ctx context.Context, n, inject, nb int) error {
-	var src reconcile.MySQLSource
-	for range 2 {
-		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 8)
-		if err != nil {
-			return err
+// databases creates two fresh shards and a fresh projection database;
+// drop removes whatever was created.
+func databases(ctx context.Context) (src reconcile.MySQLSource, ch *infratest.ClickHouseDatabase, drop func(), err error) {
+	var drops []func()
+	drop = func() {
+		for _, d := range drops {
+			d()
 		}
-		defer drop()
+	}
+	for range 2 {
+		d, dropShard, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 8)
+		if err != nil {
+			drop()
+			return src, nil, nil, err
+		}
+		drops = append(drops, dropShard)
 		src.Shards = append(src.Shards, d.DB)
 	}
 	ch, dropCH, err := infratest.CreateClickHouseDatabase(ctx, "rs_bench", true)
 	if err != nil {
+		drop()
+		return src, nil, nil, err
+	}
+	dropShards := drop
+	return src, ch, func() { dropCH(); dropShards() }, nil
+}
+
+func run(ctx context.Context, n, inject, nb int) error {
+	src, ch, drop, err := databases(ctx)
+	if err != nil {
 		return err
 	}
-	defer dropCH()
+	defer drop()
 	conn := ch.Conn
 	proj := chstore.NewProjection(conn)
 	dst := reconcile.ClickHouseTarget{Conn: conn}
 
 	fmt.Printf("loading %d results over two shards and the projection...\n", n)
 	t0 := time.Now()
-	if err := load(ctx, src.Shards, proj, n); err != nil {
+	if err := load(ctx, src.Shards, proj, n, 0); err != nil {
 		return err
 	}
 	// Injected discrepancies, spread over the id range: every class.
@@ -179,8 +211,10 @@ func row(id, version, school int64) chstore.Row {
 		Result: fmt.Sprintf("%d.%03d", 1+id%3, id%1000), Unit: "m", EventID: fmt.Sprintf("fitness-result-%d-v%d", id, version), ShardID: "s"}
 }
 
-// load writes n identical results to the shards and the projection.
-func load(ctx context.Context, shards []*sql.DB, proj *chstore.Projection, n int) error {
+// load writes n results to the shards and to the projection, identical but
+// for the projection's school, moved by defect (0: none; else a mapping
+// defect that makes every result wrong).
+func load(ctx context.Context, shards []*sql.DB, proj *chstore.Projection, n int, defect int64) error {
 	var chRows []chstore.Row
 	for start := 0; start < n; start += 2000 {
 		end := min(start+2000, n)
@@ -197,6 +231,7 @@ func load(ctx context.Context, shards []*sql.DB, proj *chstore.Projection, n int
 			}
 			sb[s].WriteString("(?, ?, 1, 3, ?, 5, ?, 'm', 1, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))")
 			args[s] = append(args[s], id, campaign, r.SchoolID, r.Result)
+			r.SchoolID += defect
 			chRows = append(chRows, r)
 		}
 		for s := range 2 {

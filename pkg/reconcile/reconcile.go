@@ -6,13 +6,18 @@
 // (data_id, version, is_deleted) fingerprint, and the XOR of the stored
 // content digests (see pkg/canonical; each database computes its own from the
 // values it stores). Matching buckets are skipped; mismatching ones — and a
-// sample of matching ones — are drilled into record by record. Candidates are
-// re-checked after a grace period, so ordinary lag is not reported.
+// sample of matching ones — are drilled into record by record, in chunks of
+// buckets bounded by their row counts (ChunkRows), and each chunk's
+// differences are handed on before the next chunk is read: memory and query
+// size stay bounded whatever the number of differences (Stream,
+// StreamBuckets). Candidates are re-checked once the projection reached the
+// run's boundary (see Runner), so ordinary lag is not reported as wrong data.
 package reconcile
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -127,10 +132,12 @@ func Classify(src, dst *Record, depth Depth) (Class, bool) {
 		}
 		return StaleTargetVersion, true
 	case src.Deleted != dst.Deleted:
+		// Equal versions, different deletion state: visible at every depth
+		// (the live counts differ too).
 		if src.Deleted {
 			return DeletionNotApplied, true
 		}
-		return ContentMismatch, depth >= DepthContent
+		return ContentMismatch, true
 	case depth >= DepthContent && src.Digest != dst.Digest:
 		return ContentMismatch, true
 	}
@@ -187,61 +194,184 @@ type Result struct {
 	Progress      Progress
 }
 
-// Compare runs one pass over the scope: bucket summaries from both sides,
-// drill-down into differing buckets and into a sample of matching ones
-// (sample picks them), and per-record classification.
+// ChunkRows bounds the records (both sides together) one drill-down step
+// reads: consecutive buckets are grouped until their live counts reach it
+// (a bucket larger than it is read alone), at most 64 buckets per step.
+const ChunkRows = 40_000
+
+// IDChunk bounds the ids of one statement that reads records by id (well
+// below ClickHouse's 256 KiB max_query_size and MySQL's placeholder limit).
+const IDChunk = 4_000
+
+// BucketLoad is a bucket and its records on both sides (live counts from
+// the bucket summaries), used to size drill-down steps.
+type BucketLoad struct {
+	Bucket int
+	Rows   int64
+}
+
+// chunks groups buckets into drill-down steps of at most ChunkRows rows and
+// 64 buckets.
+func chunks(loads []BucketLoad) [][]int {
+	var out [][]int
+	var cur []int
+	var rows int64
+	for _, l := range loads {
+		if len(cur) > 0 && (rows+l.Rows > ChunkRows || len(cur) == 64) {
+			out = append(out, cur)
+			cur, rows = nil, 0
+		}
+		cur = append(cur, l.Bucket)
+		rows += l.Rows
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Emit receives the discrepancies of one drill-down step, sorted by data_id.
+// An error stops the comparison and is returned by it.
+type Emit func([]Discrepancy) error
+
+// Compare runs one pass over the scope and returns every discrepancy (see
+// Stream; it holds them all, so use Stream when there may be many).
 func Compare(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets int, sample func(bucket int) bool, progress func(Progress)) (Result, error) {
+	var res Result
+	p, _, err := Stream(ctx, src, dst, s, depth, nBuckets, sample, progress, func(ds []Discrepancy) error {
+		res.Discrepancies = append(res.Discrepancies, ds...)
+		return nil
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	res.Progress = p
+	return res, nil
+}
+
+// Stream runs one pass over the scope: bucket summaries from both sides
+// (Summarize), drill-down into differing buckets and into a sample of
+// matching ones, step by step (at most ChunkRows records per step), and
+// per-record classification; each step's discrepancies go to emit before
+// the next step is read. It returns the progress and the buckets that held
+// discrepancies (with their sizes, for StreamBuckets).
+func Stream(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets int, sample func(bucket int) bool, progress func(Progress), emit Emit) (Progress, []BucketLoad, error) {
+	p, drill, err := Summarize(ctx, src, dst, s, depth, nBuckets, sample)
+	if err != nil {
+		return Progress{}, nil, err
+	}
+	rows := map[int]int64{}
+	for _, l := range drill {
+		rows[l.Bucket] = l.Rows
+	}
+	var bad []BucketLoad
+	done := p.BucketsDone
+	err = drillInto(ctx, src, dst, s, depth, nBuckets, drill, func(chunk []int, ds []Discrepancy) error {
+		seen := map[int]bool{}
+		for _, d := range ds {
+			if b := int(d.DataID % int64(nBuckets)); !seen[b] {
+				seen[b] = true
+				bad = append(bad, BucketLoad{Bucket: b, Rows: rows[b]})
+			}
+		}
+		p.Candidates += int64(len(ds))
+		done += int64(len(chunk))
+		if len(ds) > 0 {
+			if err := emit(ds); err != nil {
+				return err
+			}
+		}
+		if progress != nil {
+			progress(Progress{BucketsDone: done, BucketsTotal: p.BucketsTotal, RowsCompared: p.RowsCompared, Candidates: p.Candidates})
+		}
+		return nil
+	})
+	if err != nil {
+		return Progress{}, nil, err
+	}
+	sort.Slice(bad, func(i, j int) bool { return bad[i].Bucket < bad[j].Bucket })
+	p.BucketsDone = p.BucketsTotal
+	if progress != nil {
+		progress(p)
+	}
+	return p, bad, nil
+}
+
+// Summarize compares the bucket summaries of both sides and returns the
+// buckets to drill into: those that differ at depth, and those sample
+// picks among the matching non-empty ones. The progress counts the
+// matching buckets as done and every live record of both sides as
+// compared.
+func Summarize(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets int, sample func(bucket int) bool) (Progress, []BucketLoad, error) {
 	if depth < DepthCounts || depth > DepthContent {
-		return Result{}, fmt.Errorf("invalid depth %d", depth)
+		return Progress{}, nil, fmt.Errorf("invalid depth %d", depth)
 	}
 	// Both sides are read concurrently: they are different servers.
 	var sb, db map[int]BucketSum
 	var serr, derr error
 	both(func() { sb, serr = src.Buckets(ctx, s, nBuckets) }, func() { db, derr = dst.Buckets(ctx, s, nBuckets) })
 	if serr != nil {
-		return Result{}, fmt.Errorf("source buckets: %w", serr)
+		return Progress{}, nil, fmt.Errorf("source buckets: %w", serr)
 	}
 	if derr != nil {
-		return Result{}, fmt.Errorf("target buckets: %w", derr)
+		return Progress{}, nil, fmt.Errorf("target buckets: %w", derr)
 	}
-	var p Progress
-	p.BucketsTotal = int64(nBuckets)
-	var drill []int
+	p := Progress{BucketsTotal: int64(nBuckets)}
+	var drill []BucketLoad
 	for b := range nBuckets {
 		x, y := sb[b], db[b]
 		p.RowsCompared += x.Live + y.Live
 		if bucketsDiffer(x, y, depth) || (sample != nil && (x != BucketSum{} || y != BucketSum{}) && sample(b)) {
-			drill = append(drill, b)
+			drill = append(drill, BucketLoad{Bucket: b, Rows: x.Live + y.Live})
 		}
 	}
-	var res Result
-	for i := 0; i < len(drill); i += 64 {
-		chunk := drill[i:min(i+64, len(drill))]
+	p.BucketsDone = int64(nBuckets - len(drill))
+	return p, drill, nil
+}
+
+// StreamBuckets re-reads the given buckets (from Stream) on both sides,
+// step by step, and hands each step's discrepancies to emit: the re-check
+// of a pass whose candidates may be too many to hold. step, when set, is
+// called after each step with the buckets done.
+func StreamBuckets(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets int, buckets []BucketLoad, emit Emit, step func(done int)) error {
+	done := 0
+	return drillInto(ctx, src, dst, s, depth, nBuckets, buckets, func(chunk []int, ds []Discrepancy) error {
+		done += len(chunk)
+		if len(ds) > 0 {
+			if err := emit(ds); err != nil {
+				return err
+			}
+		}
+		if step != nil {
+			step(done)
+		}
+		return nil
+	})
+}
+
+// drillInto reads the buckets record by record in steps of at most
+// ChunkRows rows and classifies each step.
+func drillInto(ctx context.Context, src, dst Side, s Scope, depth Depth, nBuckets int, buckets []BucketLoad, each func(chunk []int, ds []Discrepancy) error) error {
+	for _, chunk := range chunks(buckets) {
 		var sr, tr map[int64]Record
 		var serr, terr error
 		both(func() { sr, serr = src.Records(ctx, s, nBuckets, chunk, nil) }, func() { tr, terr = dst.Records(ctx, s, nBuckets, chunk, nil) })
 		if serr != nil {
-			return Result{}, fmt.Errorf("source records: %w", serr)
+			return fmt.Errorf("source records: %w", serr)
 		}
 		if terr != nil {
-			return Result{}, fmt.Errorf("target records: %w", terr)
+			return fmt.Errorf("target records: %w", terr)
 		}
-		res.Discrepancies = append(res.Discrepancies, compareRecords(sr, tr, depth)...)
-		p.Candidates = int64(len(res.Discrepancies))
-		if progress != nil {
-			progress(Progress{BucketsDone: int64(i + len(chunk)), BucketsTotal: p.BucketsTotal, RowsCompared: p.RowsCompared, Candidates: p.Candidates})
+		if err := each(chunk, compareRecords(sr, tr, depth)); err != nil {
+			return err
 		}
 	}
-	p.BucketsDone = p.BucketsTotal
-	res.Progress = p
-	if progress != nil {
-		progress(p)
-	}
-	return res, nil
+	return nil
 }
 
 // Recheck re-reads the candidates on both sides and keeps those that still
-// disagree (with their current classification).
+// disagree (with their current classification). The ids are read in sorted
+// steps of IDChunk, so any number of candidates fits the databases' limits.
 func Recheck(ctx context.Context, src, dst Side, s Scope, depth Depth, cands []Discrepancy) ([]Discrepancy, error) {
 	if len(cands) == 0 {
 		return nil, nil
@@ -250,16 +380,23 @@ func Recheck(ctx context.Context, src, dst Side, s Scope, depth Depth, cands []D
 	for i, c := range cands {
 		ids[i] = c.DataID
 	}
-	var sr, tr map[int64]Record
-	var serr, terr error
-	both(func() { sr, serr = src.Records(ctx, s, 0, nil, ids) }, func() { tr, terr = dst.Records(ctx, s, 0, nil, ids) })
-	if serr != nil {
-		return nil, fmt.Errorf("re-checking source: %w", serr)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var out []Discrepancy
+	for i := 0; i < len(ids); i += IDChunk {
+		chunk := ids[i:min(i+IDChunk, len(ids))]
+		var sr, tr map[int64]Record
+		var serr, terr error
+		both(func() { sr, serr = src.Records(ctx, s, 0, nil, chunk) }, func() { tr, terr = dst.Records(ctx, s, 0, nil, chunk) })
+		if serr != nil {
+			return nil, fmt.Errorf("re-checking source: %w", serr)
+		}
+		if terr != nil {
+			return nil, fmt.Errorf("re-checking target: %w", terr)
+		}
+		out = append(out, compareRecords(sr, tr, depth)...)
 	}
-	if terr != nil {
-		return nil, fmt.Errorf("re-checking target: %w", terr)
-	}
-	return compareRecords(sr, tr, depth), nil
+	return out, nil
 }
 
 // both runs a and b concurrently and waits for them.

@@ -267,6 +267,7 @@ func TestClassify(t *testing.T) {
 		{"unexpected", nil, r(1, false, 1), reconcile.UnexpectedTargetRecord, true},
 		{"unexpected tombstone", nil, r(1, true, 1), 0, false},
 		{"ahead", r(2, false, 1), r(3, false, 1), reconcile.TargetAheadOfSource, true},
+		{"deleted in target at the same version", r(2, false, 1), r(2, true, 1), reconcile.ContentMismatch, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -275,6 +276,10 @@ func TestClassify(t *testing.T) {
 				t.Errorf("Classify = %v, %v; want %v, %v", c, bad, tc.want, tc.bad)
 			}
 		})
+	}
+	// Deletion state is compared at VERSIONS depth too.
+	if c, bad := reconcile.Classify(r(2, false, 1), r(2, true, 9), reconcile.DepthVersions); c != reconcile.ContentMismatch || !bad {
+		t.Errorf("VERSIONS: live source, deleted target at the same version = %v, %v; want CONTENT_MISMATCH", c, bad)
 	}
 }
 

@@ -5,20 +5,46 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Run states (values of fitness.v1.RunState).
 const (
-	StatePending    = "PENDING"
-	StateRunning    = "RUNNING"
-	StateWaiting    = "WAITING_FOR_CATCH_UP"
-	StateSucceeded  = "SUCCEEDED"
-	StateFailed     = "FAILED"
-	maxMessageBytes = 2000
+	StatePending   = "PENDING"
+	StateQueued    = "QUEUED" // waiting for a free run slot
+	StateRunning   = "RUNNING"
+	StateWaiting   = "WAITING_FOR_CATCH_UP"
+	StateSucceeded = "SUCCEEDED"
+	StateFailed    = "FAILED"
+	// StateBoundaryNotReached ends a run whose projection did not reach the
+	// shards' positions at scan start within the catch-up wait: what it
+	// lists is confirmed by evidence, the records still in flight are
+	// counted per shard, and Shards names the shards that were behind.
+	StateBoundaryNotReached = "BOUNDARY_NOT_REACHED"
+	maxMessageBytes         = 2000
+	maxShardReportBytes     = 4000
 )
+
+// ShardReport is one shard's part of a run: its boundary, the projection's
+// applied position when last checked, and its records in flight.
+type ShardReport struct {
+	ShardID string `json:"shard_id"`
+	// Boundary is the commit time of the shard's newest outbox event when the
+	// scan started (zero: none).
+	Boundary time.Time `json:"boundary,omitzero"`
+	// Applied is the projection's applied position of the shard when last
+	// checked (zero: nothing applied).
+	Applied time.Time `json:"applied,omitzero"`
+	// Behind is set when the projection had not reached Boundary.
+	Behind bool `json:"behind,omitempty"`
+	// InFlight counts the records of the scope whose newest version was
+	// still unsent or unapplied on this shard at the re-check.
+	InFlight int64 `json:"in_flight,omitempty"`
+}
 
 // Run is a stored reconciliation run.
 type Run struct {
@@ -29,14 +55,31 @@ type Run struct {
 	State                                   string
 	BucketsDone, BucketsTotal, RowsCompared int64
 	Discrepancies                           int64
-	BoundaryRetries                         int
-	Message, Error, CreatedBy               string
-	Created                                 time.Time
-	Ended                                   time.Time // zero until terminal
+	// InFlight counts the records not reported because their newest version
+	// was still in flight (per shard in Shards).
+	InFlight                  int64
+	Shards                    []ShardReport
+	BoundaryRetries           int
+	Message, Error, CreatedBy string
+	Created                   time.Time
+	Ended                     time.Time // zero until terminal
 }
 
 // Terminal reports whether the run has ended.
-func (r Run) Terminal() bool { return r.State == StateSucceeded || r.State == StateFailed }
+func (r Run) Terminal() bool {
+	return r.State == StateSucceeded || r.State == StateFailed || r.State == StateBoundaryNotReached
+}
+
+// BehindShards names the shards the projection had not caught up with.
+func (r Run) BehindShards() []string {
+	var out []string
+	for _, s := range r.Shards {
+		if s.Behind {
+			out = append(out, s.ShardID)
+		}
+	}
+	return out
+}
 
 // ErrRunNotFound is returned for an unknown run id.
 var ErrRunNotFound = errors.New("reconciliation run not found")
@@ -73,16 +116,23 @@ func (s *RunStore) Create(ctx context.Context, sc Scope, depth Depth, sample flo
 }
 
 const runColumns = `run_id, detect_id, project_id, school_id, depth, sample_rate, state, buckets_done, buckets_total, rows_compared,
-	discrepancy_count, boundary_retries, message, error_message, created_by, create_time, end_time`
+	discrepancy_count, boundary_retries, message, error_message, created_by, create_time, end_time, in_flight_count, shard_report`
 
 // scanRun reads runColumns, after any leading destinations in extra.
 func scanRun(sc interface{ Scan(...any) error }, extra ...any) (Run, error) {
 	var r Run
 	var end sql.NullTime
+	var shards string
 	err := sc.Scan(append(extra, &r.ID, &r.Scope.DetectID, &r.Scope.ProjectID, &r.Scope.SchoolID, &r.Depth, &r.SampleRate, &r.State, &r.BucketsDone,
-		&r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error, &r.CreatedBy, &r.Created, &end)...)
+		&r.BucketsTotal, &r.RowsCompared, &r.Discrepancies, &r.BoundaryRetries, &r.Message, &r.Error, &r.CreatedBy, &r.Created, &end,
+		&r.InFlight, &shards)...)
 	if end.Valid {
 		r.Ended = end.Time
+	}
+	if err == nil && shards != "" {
+		if jerr := json.Unmarshal([]byte(shards), &r.Shards); jerr != nil {
+			err = fmt.Errorf("run %s: shard report: %w", r.ID, jerr)
+		}
 	}
 	return r, err
 }
@@ -139,9 +189,20 @@ func (s *RunStore) Update(ctx context.Context, r Run) error {
 	if !r.Ended.IsZero() {
 		end = r.Ended
 	}
+	var shards []byte
+	if len(r.Shards) > 0 {
+		var err error
+		if shards, err = json.Marshal(r.Shards); err != nil {
+			return fmt.Errorf("updating run %s: %w", r.ID, err)
+		}
+		if len(shards) > maxShardReportBytes {
+			shards = nil // more shards than a run can list: the counts stay in the message
+		}
+	}
 	if _, err := s.db.ExecContext(ctx, `UPDATE reconcile_run SET state = ?, buckets_done = ?, buckets_total = ?, rows_compared = ?,
-		discrepancy_count = ?, boundary_retries = ?, message = ?, error_message = ?, end_time = ? WHERE run_id = ?`,
-		r.State, r.BucketsDone, r.BucketsTotal, r.RowsCompared, r.Discrepancies, r.BoundaryRetries, clip(r.Message), clip(r.Error), end, r.ID); err != nil {
+		discrepancy_count = ?, boundary_retries = ?, message = ?, error_message = ?, end_time = ?, in_flight_count = ?, shard_report = ? WHERE run_id = ?`,
+		r.State, r.BucketsDone, r.BucketsTotal, r.RowsCompared, r.Discrepancies, r.BoundaryRetries, clip(r.Message), clip(r.Error), end,
+		r.InFlight, string(shards), r.ID); err != nil {
 		return fmt.Errorf("updating run %s: %w", r.ID, err)
 	}
 	return nil
@@ -151,7 +212,7 @@ func (s *RunStore) Update(ctx context.Context, r Run) error {
 // a restart (runs are not resumed; start a new one). It returns how many.
 func (s *RunStore) FailInterrupted(ctx context.Context) (int64, error) {
 	res, err := s.db.ExecContext(ctx, `UPDATE reconcile_run SET state = 'FAILED', error_message = 'interrupted by a restart of the reconcile server; start a new run', end_time = ?
-		WHERE state IN ('PENDING', 'RUNNING', 'WAITING_FOR_CATCH_UP')`, time.Now().UTC())
+		WHERE state IN ('PENDING', 'QUEUED', 'RUNNING', 'WAITING_FOR_CATCH_UP')`, time.Now().UTC())
 	if err != nil {
 		return 0, fmt.Errorf("failing interrupted runs: %w", err)
 	}
@@ -169,7 +230,11 @@ type StoredDiscrepancy struct {
 	Discrepancy
 }
 
-// AddDiscrepancies stores the confirmed discrepancies of a run.
+// DiscrepancyBatch is the number of discrepancies stored per statement.
+const DiscrepancyBatch = 1000
+
+// AddDiscrepancies stores the confirmed discrepancies of a run, in
+// multi-row statements of DiscrepancyBatch rows.
 func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID int64, ds []Discrepancy) error {
 	now := time.Now().UTC()
 	side := func(r *Record) (bool, int64, bool, string) {
@@ -178,14 +243,22 @@ func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID 
 		}
 		return true, r.Version, r.Deleted, r.Canonical
 	}
-	for _, d := range ds {
-		sp, sv, sd, sc := side(d.Source)
-		dp, dv, dd, dc := side(d.Target)
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	// Ids: a random prefix per call and a sequence, so a batch appends to
+	// the unique index instead of scattering over it.
+	prefix := newID()[:16]
+	for i := 0; i < len(ds); i += DiscrepancyBatch {
+		chunk := ds[i:min(i+DiscrepancyBatch, len(ds))]
+		args := make([]any, 0, 14*len(chunk))
+		for k, d := range chunk {
+			sp, sv, sd, sc := side(d.Source)
+			dp, dv, dd, dc := side(d.Target)
+			args = append(args, fmt.Sprintf("%s%016x", prefix, i+k), runID, d.Class, d.DataID, detectID, sp, sv, sd, sc, dp, dv, dd, dc, now)
+		}
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO discrepancy (discrepancy_id, run_id, class, data_id, detect_id,
 			src_present, src_version, src_deleted, src_canonical, dst_present, dst_version, dst_deleted, dst_canonical, create_time)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, newID(), runID, d.Class, d.DataID, detectID,
-			sp, sv, sd, sc, dp, dv, dd, dc, now); err != nil {
-			return fmt.Errorf("storing discrepancy of %d: %w", d.DataID, err)
+			VALUES `+strings.TrimSuffix(strings.Repeat(row+",", len(chunk)), ","), args...); err != nil {
+			return fmt.Errorf("storing %d discrepancies (data ids %d-%d): %w", len(chunk), chunk[0].DataID, chunk[len(chunk)-1].DataID, err)
 		}
 	}
 	return nil

@@ -81,8 +81,28 @@ const notInFitnessResult = "NOT EXISTS (SELECT 1 FROM fitness_result f WHERE f.d
 
 func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
-// Records implements Side.
+// Records implements Side. Ids are read IDChunk at a time.
 func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
+	return byIDChunks(ctx, s, n, buckets, ids, m.records)
+}
+
+// byIDChunks calls read once per IDChunk ids (or once for buckets) and
+// merges the results.
+func byIDChunks(ctx context.Context, s Scope, n int, buckets []int, ids []int64,
+	read func(ctx context.Context, s Scope, n int, buckets []int, ids []int64, out map[int64]Record) error) (map[int64]Record, error) {
+	out := map[int64]Record{}
+	if len(ids) == 0 {
+		return out, read(ctx, s, n, buckets, nil, out)
+	}
+	for i := 0; i < len(ids); i += IDChunk {
+		if err := read(ctx, s, n, nil, ids[i:min(i+IDChunk, len(ids))], out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (m MySQLSource) records(ctx context.Context, s Scope, n int, buckets []int, ids []int64, out map[int64]Record) error {
 	where, args := s.where()
 	if len(ids) > 0 {
 		where += " AND data_id IN (" + inList(len(ids)) + ")"
@@ -107,25 +127,24 @@ func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int,
 		SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `
 			FROM deletion_log d WHERE ` + where + ` AND ` + notInFitnessResult
 	args = append(args, args...)
-	out := map[int64]Record{}
 	for i, db := range m.Shards {
 		rows, err := db.QueryContext(ctx, query, args...)
 		if err != nil {
-			return nil, fmt.Errorf("shard %d records: %w", i, err)
+			return fmt.Errorf("shard %d records: %w", i, err)
 		}
 		for rows.Next() {
 			var r Record
 			if err := rows.Scan(&r.DataID, &r.Version, &r.Deleted, &r.Digest, &r.Canonical); err != nil {
 				rows.Close()
-				return nil, fmt.Errorf("shard %d records: %w", i, err)
+				return fmt.Errorf("shard %d records: %w", i, err)
 			}
 			out[r.DataID] = r
 		}
 		if err := rows.Close(); err != nil {
-			return nil, fmt.Errorf("shard %d records: %w", i, err)
+			return fmt.Errorf("shard %d records: %w", i, err)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // ClickHouseTarget is the projection side: the latest row per record through
@@ -178,7 +197,12 @@ func (c ClickHouseTarget) Buckets(ctx context.Context, s Scope, n int) (map[int]
 // rows of equal engine version (an equal-version corruption) must resolve
 // exactly as the current-state view resolves them (argMax picked either, and
 // missed such corruptions when measured).
+// Ids are read IDChunk at a time.
 func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
+	return byIDChunks(ctx, s, n, buckets, ids, c.records)
+}
+
+func (c ClickHouseTarget) records(ctx context.Context, s Scope, n int, buckets []int, ids []int64, out map[int64]Record) error {
 	where, args := s.where()
 	var inner string
 	var innerArgs []any
@@ -209,18 +233,17 @@ func (c ClickHouseTarget) Records(ctx context.Context, s Scope, n int, buckets [
 		      FROM %s FINAL WHERE detect_id = %d AND %s)
 		WHERE %s`, canonical.ClickHouseString, c.table(), s.DetectID, inner, where), append(innerArgs, args...)...)
 	if err != nil {
-		return nil, fmt.Errorf("target records: %w", err)
+		return fmt.Errorf("target records: %w", err)
 	}
 	defer rows.Close()
-	out := map[int64]Record{}
 	for rows.Next() {
 		var r Record
 		var del uint8
 		if err := rows.Scan(&r.DataID, &r.Version, &del, &r.Digest, &r.Canonical); err != nil {
-			return nil, fmt.Errorf("target records: %w", err)
+			return fmt.Errorf("target records: %w", err)
 		}
 		r.Deleted = del == 1
 		out[r.DataID] = r
 	}
-	return out, rows.Err()
+	return rows.Err()
 }

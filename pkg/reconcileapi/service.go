@@ -51,10 +51,20 @@ func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
 		Depth: fitnessv1.ReconcileDepth(r.Depth), State: fitnessv1.RunState(fitnessv1.RunState_value["RUN_STATE_"+r.State]),
 		BucketsDone: r.BucketsDone, BucketsTotal: r.BucketsTotal, RowsCompared: r.RowsCompared, DiscrepancyCount: r.Discrepancies,
 		BoundaryRetries: int32(r.BoundaryRetries), Message: strings.TrimSpace(r.Message), ErrorMessage: r.Error,
-		CreateTime: timestamppb.New(r.Created), SampleRate: r.SampleRate,
+		CreateTime: timestamppb.New(r.Created), SampleRate: r.SampleRate, InFlightCount: r.InFlight,
 	}
 	if !r.Ended.IsZero() {
 		p.EndTime = timestamppb.New(r.Ended)
+	}
+	ts := func(t time.Time) *timestamppb.Timestamp {
+		if t.IsZero() {
+			return nil
+		}
+		return timestamppb.New(t)
+	}
+	for _, sh := range r.Shards {
+		p.Shards = append(p.Shards, &fitnessv1.RunShard{ShardId: sh.ShardID, BoundaryTime: ts(sh.Boundary), AppliedTime: ts(sh.Applied),
+			Behind: sh.Behind, InFlightCount: sh.InFlight})
 	}
 	return p
 }
@@ -155,7 +165,8 @@ func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRe
 		}
 		p := toProto(r)
 		if last == nil || last.GetState() != p.GetState() || last.GetBucketsDone() != p.GetBucketsDone() ||
-			last.GetDiscrepancyCount() != p.GetDiscrepancyCount() || last.GetBoundaryRetries() != p.GetBoundaryRetries() {
+			last.GetDiscrepancyCount() != p.GetDiscrepancyCount() || last.GetBoundaryRetries() != p.GetBoundaryRetries() ||
+			last.GetInFlightCount() != p.GetInFlightCount() || last.GetMessage() != p.GetMessage() {
 			if err := stream.Send(&fitnessv1.WatchReconciliationRunResponse{Run: p}); err != nil {
 				return err
 			}

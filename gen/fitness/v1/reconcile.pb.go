@@ -87,14 +87,25 @@ const (
 	RunState_RUN_STATE_UNSPECIFIED RunState = 0
 	// Accepted, not started.
 	RunState_RUN_STATE_PENDING RunState = 1
-	// Scanning.
+	// Comparing bucket summaries, or drilling into the buckets that differ.
 	RunState_RUN_STATE_RUNNING RunState = 2
-	// The campaign revision moved during the scan; waiting for the projection.
+	// Waiting (checked, not slept through) for the projection's applied
+	// positions to reach what the shards had committed: after the campaign
+	// revision moved during a scan, or before the buckets that differ are
+	// drilled into (after the grace period).
 	RunState_RUN_STATE_WAITING_FOR_CATCH_UP RunState = 3
-	// Finished; discrepancies (if any) are listed.
+	// Finished at a stable boundary; discrepancies (if any) are listed.
 	RunState_RUN_STATE_SUCCEEDED RunState = 4
 	// Ended with an error (see error_message).
 	RunState_RUN_STATE_FAILED RunState = 5
+	// Accepted, waiting for a free run slot (the server executes a bounded
+	// number of runs at once, in arrival order).
+	RunState_RUN_STATE_QUEUED RunState = 6
+	// Finished without a stable boundary: the projection had not applied what
+	// a shard committed before the scan started, within the catch-up wait
+	// (shards names it). The discrepancies listed are wrong data by evidence;
+	// records whose newest version was still in flight are only counted.
+	RunState_RUN_STATE_BOUNDARY_NOT_REACHED RunState = 7
 )
 
 // Enum value maps for RunState.
@@ -106,6 +117,8 @@ var (
 		3: "RUN_STATE_WAITING_FOR_CATCH_UP",
 		4: "RUN_STATE_SUCCEEDED",
 		5: "RUN_STATE_FAILED",
+		6: "RUN_STATE_QUEUED",
+		7: "RUN_STATE_BOUNDARY_NOT_REACHED",
 	}
 	RunState_value = map[string]int32{
 		"RUN_STATE_UNSPECIFIED":          0,
@@ -114,6 +127,8 @@ var (
 		"RUN_STATE_WAITING_FOR_CATCH_UP": 3,
 		"RUN_STATE_SUCCEEDED":            4,
 		"RUN_STATE_FAILED":               5,
+		"RUN_STATE_QUEUED":               6,
+		"RUN_STATE_BOUNDARY_NOT_REACHED": 7,
 	}
 )
 
@@ -307,7 +322,14 @@ type ReconciliationRun struct {
 	// When the run reached a terminal state.
 	EndTime *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
 	// Fraction (0-1) of matching buckets still compared in depth.
-	SampleRate    float64 `protobuf:"fixed64,14,opt,name=sample_rate,json=sampleRate,proto3" json:"sample_rate,omitempty"`
+	SampleRate float64 `protobuf:"fixed64,14,opt,name=sample_rate,json=sampleRate,proto3" json:"sample_rate,omitempty"`
+	// Records that differed record by record (after the grace period and the
+	// boundary wait) but whose newest version was in flight (its outbox event unsent, or committed after the projection's
+	// applied position of its shard): delay, not reported as discrepancies.
+	InFlightCount int64 `protobuf:"varint,15,opt,name=in_flight_count,json=inFlightCount,proto3" json:"in_flight_count,omitempty"`
+	// Per shard: the run's boundary, the projection's applied position and the
+	// records in flight.
+	Shards        []*RunShard `protobuf:"bytes,16,rep,name=shards,proto3" json:"shards,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -440,6 +462,105 @@ func (x *ReconciliationRun) GetSampleRate() float64 {
 	return 0
 }
 
+func (x *ReconciliationRun) GetInFlightCount() int64 {
+	if x != nil {
+		return x.InFlightCount
+	}
+	return 0
+}
+
+func (x *ReconciliationRun) GetShards() []*RunShard {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+// RunShard is one shard's part of a reconciliation run.
+type RunShard struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shard id, as in the shard map.
+	ShardId string `protobuf:"bytes,1,opt,name=shard_id,json=shardId,proto3" json:"shard_id,omitempty"`
+	// Commit time of the shard's newest outbox event when the scan started
+	// (unset: none): the boundary the projection must reach.
+	BoundaryTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=boundary_time,json=boundaryTime,proto3" json:"boundary_time,omitempty"`
+	// The projection's applied position of the shard (the newest source
+	// commit it applied) when last checked; unset when it applied nothing.
+	AppliedTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=applied_time,json=appliedTime,proto3" json:"applied_time,omitempty"`
+	// Whether the projection had not reached the boundary when the run ended.
+	Behind bool `protobuf:"varint,4,opt,name=behind,proto3" json:"behind,omitempty"`
+	// Records of the scope whose newest version was still in flight on this
+	// shard when they were compared.
+	InFlightCount int64 `protobuf:"varint,5,opt,name=in_flight_count,json=inFlightCount,proto3" json:"in_flight_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunShard) Reset() {
+	*x = RunShard{}
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunShard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunShard) ProtoMessage() {}
+
+func (x *RunShard) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunShard.ProtoReflect.Descriptor instead.
+func (*RunShard) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RunShard) GetShardId() string {
+	if x != nil {
+		return x.ShardId
+	}
+	return ""
+}
+
+func (x *RunShard) GetBoundaryTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.BoundaryTime
+	}
+	return nil
+}
+
+func (x *RunShard) GetAppliedTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AppliedTime
+	}
+	return nil
+}
+
+func (x *RunShard) GetBehind() bool {
+	if x != nil {
+		return x.Behind
+	}
+	return false
+}
+
+func (x *RunShard) GetInFlightCount() int64 {
+	if x != nil {
+		return x.InFlightCount
+	}
+	return 0
+}
+
 // RecordSide is one side's view of a record in a discrepancy.
 type RecordSide struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -457,7 +578,7 @@ type RecordSide struct {
 
 func (x *RecordSide) Reset() {
 	*x = RecordSide{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[2]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +590,7 @@ func (x *RecordSide) String() string {
 func (*RecordSide) ProtoMessage() {}
 
 func (x *RecordSide) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[2]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +603,7 @@ func (x *RecordSide) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordSide.ProtoReflect.Descriptor instead.
 func (*RecordSide) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{2}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RecordSide) GetPresent() bool {
@@ -530,7 +651,7 @@ type Discrepancy struct {
 	Source *RecordSide `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	// Projection side.
 	Target *RecordSide `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"`
-	// When it was confirmed (after the grace re-check).
+	// When it was confirmed (after the grace period and the boundary wait).
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// Whether a verified repair resolved it.
 	Resolved      bool `protobuf:"varint,9,opt,name=resolved,proto3" json:"resolved,omitempty"`
@@ -540,7 +661,7 @@ type Discrepancy struct {
 
 func (x *Discrepancy) Reset() {
 	*x = Discrepancy{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[3]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +673,7 @@ func (x *Discrepancy) String() string {
 func (*Discrepancy) ProtoMessage() {}
 
 func (x *Discrepancy) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[3]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +686,7 @@ func (x *Discrepancy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Discrepancy.ProtoReflect.Descriptor instead.
 func (*Discrepancy) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{3}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Discrepancy) GetDiscrepancyId() string {
@@ -646,7 +767,7 @@ type StartReconciliationRunRequest struct {
 
 func (x *StartReconciliationRunRequest) Reset() {
 	*x = StartReconciliationRunRequest{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[4]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -658,7 +779,7 @@ func (x *StartReconciliationRunRequest) String() string {
 func (*StartReconciliationRunRequest) ProtoMessage() {}
 
 func (x *StartReconciliationRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[4]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -671,7 +792,7 @@ func (x *StartReconciliationRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartReconciliationRunRequest.ProtoReflect.Descriptor instead.
 func (*StartReconciliationRunRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{4}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StartReconciliationRunRequest) GetScope() *ReconcileScope {
@@ -706,7 +827,7 @@ type StartReconciliationRunResponse struct {
 
 func (x *StartReconciliationRunResponse) Reset() {
 	*x = StartReconciliationRunResponse{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[5]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -718,7 +839,7 @@ func (x *StartReconciliationRunResponse) String() string {
 func (*StartReconciliationRunResponse) ProtoMessage() {}
 
 func (x *StartReconciliationRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[5]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -731,7 +852,7 @@ func (x *StartReconciliationRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartReconciliationRunResponse.ProtoReflect.Descriptor instead.
 func (*StartReconciliationRunResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{5}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *StartReconciliationRunResponse) GetRun() *ReconciliationRun {
@@ -752,7 +873,7 @@ type GetReconciliationRunRequest struct {
 
 func (x *GetReconciliationRunRequest) Reset() {
 	*x = GetReconciliationRunRequest{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[6]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -764,7 +885,7 @@ func (x *GetReconciliationRunRequest) String() string {
 func (*GetReconciliationRunRequest) ProtoMessage() {}
 
 func (x *GetReconciliationRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[6]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -777,7 +898,7 @@ func (x *GetReconciliationRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReconciliationRunRequest.ProtoReflect.Descriptor instead.
 func (*GetReconciliationRunRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{6}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetReconciliationRunRequest) GetRunId() string {
@@ -798,7 +919,7 @@ type GetReconciliationRunResponse struct {
 
 func (x *GetReconciliationRunResponse) Reset() {
 	*x = GetReconciliationRunResponse{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[7]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -810,7 +931,7 @@ func (x *GetReconciliationRunResponse) String() string {
 func (*GetReconciliationRunResponse) ProtoMessage() {}
 
 func (x *GetReconciliationRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[7]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -823,7 +944,7 @@ func (x *GetReconciliationRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetReconciliationRunResponse.ProtoReflect.Descriptor instead.
 func (*GetReconciliationRunResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{7}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *GetReconciliationRunResponse) GetRun() *ReconciliationRun {
@@ -848,7 +969,7 @@ type ListReconciliationRunsRequest struct {
 
 func (x *ListReconciliationRunsRequest) Reset() {
 	*x = ListReconciliationRunsRequest{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[8]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +981,7 @@ func (x *ListReconciliationRunsRequest) String() string {
 func (*ListReconciliationRunsRequest) ProtoMessage() {}
 
 func (x *ListReconciliationRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[8]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +994,7 @@ func (x *ListReconciliationRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReconciliationRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListReconciliationRunsRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{8}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListReconciliationRunsRequest) GetDetectId() int64 {
@@ -910,7 +1031,7 @@ type ListReconciliationRunsResponse struct {
 
 func (x *ListReconciliationRunsResponse) Reset() {
 	*x = ListReconciliationRunsResponse{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[9]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1043,7 @@ func (x *ListReconciliationRunsResponse) String() string {
 func (*ListReconciliationRunsResponse) ProtoMessage() {}
 
 func (x *ListReconciliationRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[9]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1056,7 @@ func (x *ListReconciliationRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReconciliationRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListReconciliationRunsResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{9}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListReconciliationRunsResponse) GetRuns() []*ReconciliationRun {
@@ -963,7 +1084,7 @@ type WatchReconciliationRunRequest struct {
 
 func (x *WatchReconciliationRunRequest) Reset() {
 	*x = WatchReconciliationRunRequest{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[10]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -975,7 +1096,7 @@ func (x *WatchReconciliationRunRequest) String() string {
 func (*WatchReconciliationRunRequest) ProtoMessage() {}
 
 func (x *WatchReconciliationRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[10]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -988,7 +1109,7 @@ func (x *WatchReconciliationRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReconciliationRunRequest.ProtoReflect.Descriptor instead.
 func (*WatchReconciliationRunRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{10}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *WatchReconciliationRunRequest) GetRunId() string {
@@ -1009,7 +1130,7 @@ type WatchReconciliationRunResponse struct {
 
 func (x *WatchReconciliationRunResponse) Reset() {
 	*x = WatchReconciliationRunResponse{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[11]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1142,7 @@ func (x *WatchReconciliationRunResponse) String() string {
 func (*WatchReconciliationRunResponse) ProtoMessage() {}
 
 func (x *WatchReconciliationRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[11]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1155,7 @@ func (x *WatchReconciliationRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchReconciliationRunResponse.ProtoReflect.Descriptor instead.
 func (*WatchReconciliationRunResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{11}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WatchReconciliationRunResponse) GetRun() *ReconciliationRun {
@@ -1061,7 +1182,7 @@ type ListDiscrepanciesRequest struct {
 
 func (x *ListDiscrepanciesRequest) Reset() {
 	*x = ListDiscrepanciesRequest{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[12]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1073,7 +1194,7 @@ func (x *ListDiscrepanciesRequest) String() string {
 func (*ListDiscrepanciesRequest) ProtoMessage() {}
 
 func (x *ListDiscrepanciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[12]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1086,7 +1207,7 @@ func (x *ListDiscrepanciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDiscrepanciesRequest.ProtoReflect.Descriptor instead.
 func (*ListDiscrepanciesRequest) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{12}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListDiscrepanciesRequest) GetRunId() string {
@@ -1130,7 +1251,7 @@ type ListDiscrepanciesResponse struct {
 
 func (x *ListDiscrepanciesResponse) Reset() {
 	*x = ListDiscrepanciesResponse{}
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[13]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1142,7 +1263,7 @@ func (x *ListDiscrepanciesResponse) String() string {
 func (*ListDiscrepanciesResponse) ProtoMessage() {}
 
 func (x *ListDiscrepanciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fitness_v1_reconcile_proto_msgTypes[13]
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1155,7 +1276,7 @@ func (x *ListDiscrepanciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDiscrepanciesResponse.ProtoReflect.Descriptor instead.
 func (*ListDiscrepanciesResponse) Descriptor() ([]byte, []int) {
-	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{13}
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListDiscrepanciesResponse) GetDiscrepancies() []*Discrepancy {
@@ -1182,7 +1303,7 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"\tdetect_id\x18\x01 \x01(\x03R\bdetectId\x12\x1d\n" +
 	"\n" +
 	"project_id\x18\x02 \x01(\x03R\tprojectId\x12\x1b\n" +
-	"\tschool_id\x18\x03 \x01(\x03R\bschoolId\"\xd3\x04\n" +
+	"\tschool_id\x18\x03 \x01(\x03R\bschoolId\"\xa9\x05\n" +
 	"\x11ReconciliationRun\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x120\n" +
 	"\x05scope\x18\x02 \x01(\v2\x1a.fitness.v1.ReconcileScopeR\x05scope\x120\n" +
@@ -1200,7 +1321,15 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"createTime\x125\n" +
 	"\bend_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\aendTime\x12\x1f\n" +
 	"\vsample_rate\x18\x0e \x01(\x01R\n" +
-	"sampleRate\"}\n" +
+	"sampleRate\x12&\n" +
+	"\x0fin_flight_count\x18\x0f \x01(\x03R\rinFlightCount\x12,\n" +
+	"\x06shards\x18\x10 \x03(\v2\x14.fitness.v1.RunShardR\x06shards\"\xe5\x01\n" +
+	"\bRunShard\x12\x19\n" +
+	"\bshard_id\x18\x01 \x01(\tR\ashardId\x12?\n" +
+	"\rboundary_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\fboundaryTime\x12=\n" +
+	"\fapplied_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\vappliedTime\x12\x16\n" +
+	"\x06behind\x18\x04 \x01(\bR\x06behind\x12&\n" +
+	"\x0fin_flight_count\x18\x05 \x01(\x03R\rinFlightCount\"}\n" +
 	"\n" +
 	"RecordSide\x12\x18\n" +
 	"\apresent\x18\x01 \x01(\bR\apresent\x12\x18\n" +
@@ -1255,14 +1384,16 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"\x1bRECONCILE_DEPTH_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16RECONCILE_DEPTH_COUNTS\x10\x01\x12\x1c\n" +
 	"\x18RECONCILE_DEPTH_VERSIONS\x10\x02\x12\x1b\n" +
-	"\x17RECONCILE_DEPTH_CONTENT\x10\x03*\xa6\x01\n" +
+	"\x17RECONCILE_DEPTH_CONTENT\x10\x03*\xe0\x01\n" +
 	"\bRunState\x12\x19\n" +
 	"\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11RUN_STATE_PENDING\x10\x01\x12\x15\n" +
 	"\x11RUN_STATE_RUNNING\x10\x02\x12\"\n" +
 	"\x1eRUN_STATE_WAITING_FOR_CATCH_UP\x10\x03\x12\x17\n" +
 	"\x13RUN_STATE_SUCCEEDED\x10\x04\x12\x14\n" +
-	"\x10RUN_STATE_FAILED\x10\x05*\xbc\x02\n" +
+	"\x10RUN_STATE_FAILED\x10\x05\x12\x14\n" +
+	"\x10RUN_STATE_QUEUED\x10\x06\x12\"\n" +
+	"\x1eRUN_STATE_BOUNDARY_NOT_REACHED\x10\a*\xbc\x02\n" +
 	"\x10DiscrepancyClass\x12!\n" +
 	"\x1dDISCREPANCY_CLASS_UNSPECIFIED\x10\x00\x12'\n" +
 	"#DISCREPANCY_CLASS_MISSING_IN_TARGET\x10\x01\x12*\n" +
@@ -1294,60 +1425,64 @@ func file_fitness_v1_reconcile_proto_rawDescGZIP() []byte {
 }
 
 var file_fitness_v1_reconcile_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_fitness_v1_reconcile_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_fitness_v1_reconcile_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_fitness_v1_reconcile_proto_goTypes = []any{
 	(ReconcileDepth)(0),                    // 0: fitness.v1.ReconcileDepth
 	(RunState)(0),                          // 1: fitness.v1.RunState
 	(DiscrepancyClass)(0),                  // 2: fitness.v1.DiscrepancyClass
 	(*ReconcileScope)(nil),                 // 3: fitness.v1.ReconcileScope
 	(*ReconciliationRun)(nil),              // 4: fitness.v1.ReconciliationRun
-	(*RecordSide)(nil),                     // 5: fitness.v1.RecordSide
-	(*Discrepancy)(nil),                    // 6: fitness.v1.Discrepancy
-	(*StartReconciliationRunRequest)(nil),  // 7: fitness.v1.StartReconciliationRunRequest
-	(*StartReconciliationRunResponse)(nil), // 8: fitness.v1.StartReconciliationRunResponse
-	(*GetReconciliationRunRequest)(nil),    // 9: fitness.v1.GetReconciliationRunRequest
-	(*GetReconciliationRunResponse)(nil),   // 10: fitness.v1.GetReconciliationRunResponse
-	(*ListReconciliationRunsRequest)(nil),  // 11: fitness.v1.ListReconciliationRunsRequest
-	(*ListReconciliationRunsResponse)(nil), // 12: fitness.v1.ListReconciliationRunsResponse
-	(*WatchReconciliationRunRequest)(nil),  // 13: fitness.v1.WatchReconciliationRunRequest
-	(*WatchReconciliationRunResponse)(nil), // 14: fitness.v1.WatchReconciliationRunResponse
-	(*ListDiscrepanciesRequest)(nil),       // 15: fitness.v1.ListDiscrepanciesRequest
-	(*ListDiscrepanciesResponse)(nil),      // 16: fitness.v1.ListDiscrepanciesResponse
-	(*timestamppb.Timestamp)(nil),          // 17: google.protobuf.Timestamp
+	(*RunShard)(nil),                       // 5: fitness.v1.RunShard
+	(*RecordSide)(nil),                     // 6: fitness.v1.RecordSide
+	(*Discrepancy)(nil),                    // 7: fitness.v1.Discrepancy
+	(*StartReconciliationRunRequest)(nil),  // 8: fitness.v1.StartReconciliationRunRequest
+	(*StartReconciliationRunResponse)(nil), // 9: fitness.v1.StartReconciliationRunResponse
+	(*GetReconciliationRunRequest)(nil),    // 10: fitness.v1.GetReconciliationRunRequest
+	(*GetReconciliationRunResponse)(nil),   // 11: fitness.v1.GetReconciliationRunResponse
+	(*ListReconciliationRunsRequest)(nil),  // 12: fitness.v1.ListReconciliationRunsRequest
+	(*ListReconciliationRunsResponse)(nil), // 13: fitness.v1.ListReconciliationRunsResponse
+	(*WatchReconciliationRunRequest)(nil),  // 14: fitness.v1.WatchReconciliationRunRequest
+	(*WatchReconciliationRunResponse)(nil), // 15: fitness.v1.WatchReconciliationRunResponse
+	(*ListDiscrepanciesRequest)(nil),       // 16: fitness.v1.ListDiscrepanciesRequest
+	(*ListDiscrepanciesResponse)(nil),      // 17: fitness.v1.ListDiscrepanciesResponse
+	(*timestamppb.Timestamp)(nil),          // 18: google.protobuf.Timestamp
 }
 var file_fitness_v1_reconcile_proto_depIdxs = []int32{
 	3,  // 0: fitness.v1.ReconciliationRun.scope:type_name -> fitness.v1.ReconcileScope
 	0,  // 1: fitness.v1.ReconciliationRun.depth:type_name -> fitness.v1.ReconcileDepth
 	1,  // 2: fitness.v1.ReconciliationRun.state:type_name -> fitness.v1.RunState
-	17, // 3: fitness.v1.ReconciliationRun.create_time:type_name -> google.protobuf.Timestamp
-	17, // 4: fitness.v1.ReconciliationRun.end_time:type_name -> google.protobuf.Timestamp
-	2,  // 5: fitness.v1.Discrepancy.class:type_name -> fitness.v1.DiscrepancyClass
-	5,  // 6: fitness.v1.Discrepancy.source:type_name -> fitness.v1.RecordSide
-	5,  // 7: fitness.v1.Discrepancy.target:type_name -> fitness.v1.RecordSide
-	17, // 8: fitness.v1.Discrepancy.create_time:type_name -> google.protobuf.Timestamp
-	3,  // 9: fitness.v1.StartReconciliationRunRequest.scope:type_name -> fitness.v1.ReconcileScope
-	0,  // 10: fitness.v1.StartReconciliationRunRequest.depth:type_name -> fitness.v1.ReconcileDepth
-	4,  // 11: fitness.v1.StartReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
-	4,  // 12: fitness.v1.GetReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
-	4,  // 13: fitness.v1.ListReconciliationRunsResponse.runs:type_name -> fitness.v1.ReconciliationRun
-	4,  // 14: fitness.v1.WatchReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
-	2,  // 15: fitness.v1.ListDiscrepanciesRequest.class:type_name -> fitness.v1.DiscrepancyClass
-	6,  // 16: fitness.v1.ListDiscrepanciesResponse.discrepancies:type_name -> fitness.v1.Discrepancy
-	7,  // 17: fitness.v1.ReconcileService.StartReconciliationRun:input_type -> fitness.v1.StartReconciliationRunRequest
-	9,  // 18: fitness.v1.ReconcileService.GetReconciliationRun:input_type -> fitness.v1.GetReconciliationRunRequest
-	11, // 19: fitness.v1.ReconcileService.ListReconciliationRuns:input_type -> fitness.v1.ListReconciliationRunsRequest
-	13, // 20: fitness.v1.ReconcileService.WatchReconciliationRun:input_type -> fitness.v1.WatchReconciliationRunRequest
-	15, // 21: fitness.v1.ReconcileService.ListDiscrepancies:input_type -> fitness.v1.ListDiscrepanciesRequest
-	8,  // 22: fitness.v1.ReconcileService.StartReconciliationRun:output_type -> fitness.v1.StartReconciliationRunResponse
-	10, // 23: fitness.v1.ReconcileService.GetReconciliationRun:output_type -> fitness.v1.GetReconciliationRunResponse
-	12, // 24: fitness.v1.ReconcileService.ListReconciliationRuns:output_type -> fitness.v1.ListReconciliationRunsResponse
-	14, // 25: fitness.v1.ReconcileService.WatchReconciliationRun:output_type -> fitness.v1.WatchReconciliationRunResponse
-	16, // 26: fitness.v1.ReconcileService.ListDiscrepancies:output_type -> fitness.v1.ListDiscrepanciesResponse
-	22, // [22:27] is the sub-list for method output_type
-	17, // [17:22] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	18, // 3: fitness.v1.ReconciliationRun.create_time:type_name -> google.protobuf.Timestamp
+	18, // 4: fitness.v1.ReconciliationRun.end_time:type_name -> google.protobuf.Timestamp
+	5,  // 5: fitness.v1.ReconciliationRun.shards:type_name -> fitness.v1.RunShard
+	18, // 6: fitness.v1.RunShard.boundary_time:type_name -> google.protobuf.Timestamp
+	18, // 7: fitness.v1.RunShard.applied_time:type_name -> google.protobuf.Timestamp
+	2,  // 8: fitness.v1.Discrepancy.class:type_name -> fitness.v1.DiscrepancyClass
+	6,  // 9: fitness.v1.Discrepancy.source:type_name -> fitness.v1.RecordSide
+	6,  // 10: fitness.v1.Discrepancy.target:type_name -> fitness.v1.RecordSide
+	18, // 11: fitness.v1.Discrepancy.create_time:type_name -> google.protobuf.Timestamp
+	3,  // 12: fitness.v1.StartReconciliationRunRequest.scope:type_name -> fitness.v1.ReconcileScope
+	0,  // 13: fitness.v1.StartReconciliationRunRequest.depth:type_name -> fitness.v1.ReconcileDepth
+	4,  // 14: fitness.v1.StartReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
+	4,  // 15: fitness.v1.GetReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
+	4,  // 16: fitness.v1.ListReconciliationRunsResponse.runs:type_name -> fitness.v1.ReconciliationRun
+	4,  // 17: fitness.v1.WatchReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
+	2,  // 18: fitness.v1.ListDiscrepanciesRequest.class:type_name -> fitness.v1.DiscrepancyClass
+	7,  // 19: fitness.v1.ListDiscrepanciesResponse.discrepancies:type_name -> fitness.v1.Discrepancy
+	8,  // 20: fitness.v1.ReconcileService.StartReconciliationRun:input_type -> fitness.v1.StartReconciliationRunRequest
+	10, // 21: fitness.v1.ReconcileService.GetReconciliationRun:input_type -> fitness.v1.GetReconciliationRunRequest
+	12, // 22: fitness.v1.ReconcileService.ListReconciliationRuns:input_type -> fitness.v1.ListReconciliationRunsRequest
+	14, // 23: fitness.v1.ReconcileService.WatchReconciliationRun:input_type -> fitness.v1.WatchReconciliationRunRequest
+	16, // 24: fitness.v1.ReconcileService.ListDiscrepancies:input_type -> fitness.v1.ListDiscrepanciesRequest
+	9,  // 25: fitness.v1.ReconcileService.StartReconciliationRun:output_type -> fitness.v1.StartReconciliationRunResponse
+	11, // 26: fitness.v1.ReconcileService.GetReconciliationRun:output_type -> fitness.v1.GetReconciliationRunResponse
+	13, // 27: fitness.v1.ReconcileService.ListReconciliationRuns:output_type -> fitness.v1.ListReconciliationRunsResponse
+	15, // 28: fitness.v1.ReconcileService.WatchReconciliationRun:output_type -> fitness.v1.WatchReconciliationRunResponse
+	17, // 29: fitness.v1.ReconcileService.ListDiscrepancies:output_type -> fitness.v1.ListDiscrepanciesResponse
+	25, // [25:30] is the sub-list for method output_type
+	20, // [20:25] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_fitness_v1_reconcile_proto_init() }
@@ -1361,7 +1496,7 @@ func file_fitness_v1_reconcile_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fitness_v1_reconcile_proto_rawDesc), len(file_fitness_v1_reconcile_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

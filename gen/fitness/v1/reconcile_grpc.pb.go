@@ -35,7 +35,8 @@ const (
 // every discrepancy it finds. Runs are resources with a state machine; they
 // and their discrepancies are stored in the control database.
 type ReconcileServiceClient interface {
-	// Starts a reconciliation run and returns it in state PENDING.
+	// Starts a reconciliation run and returns it in state PENDING; it waits
+	// QUEUED while the server executes its bounded number of runs.
 	StartReconciliationRun(ctx context.Context, in *StartReconciliationRunRequest, opts ...grpc.CallOption) (*StartReconciliationRunResponse, error)
 	// Returns one run.
 	GetReconciliationRun(ctx context.Context, in *GetReconciliationRunRequest, opts ...grpc.CallOption) (*GetReconciliationRunResponse, error)
@@ -123,7 +124,8 @@ func (c *reconcileServiceClient) ListDiscrepancies(ctx context.Context, in *List
 // every discrepancy it finds. Runs are resources with a state machine; they
 // and their discrepancies are stored in the control database.
 type ReconcileServiceServer interface {
-	// Starts a reconciliation run and returns it in state PENDING.
+	// Starts a reconciliation run and returns it in state PENDING; it waits
+	// QUEUED while the server executes its bounded number of runs.
 	StartReconciliationRun(context.Context, *StartReconciliationRunRequest) (*StartReconciliationRunResponse, error)
 	// Returns one run.
 	GetReconciliationRun(context.Context, *GetReconciliationRunRequest) (*GetReconciliationRunResponse, error)

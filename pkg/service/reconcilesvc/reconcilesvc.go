@@ -25,6 +25,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/logging"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/reconcile"
@@ -62,8 +63,10 @@ func Load(args []string) (Config, error) {
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.Int(&c.Runner.Buckets, "buckets", "RS_RECONCILE_BUCKETS", d.Buckets, "buckets per comparison")
 	l.Duration(&c.Runner.Grace, "grace", "RS_RECONCILE_GRACE", d.Grace, "wait before candidates are re-checked")
-	l.Duration(&c.Runner.CatchUpWait, "catch-up-wait", "RS_RECONCILE_CATCH_UP_WAIT", d.CatchUpWait, "wait when the campaign revision moved during a scan")
+	l.Duration(&c.Runner.CatchUpWait, "catch-up-wait", "RS_RECONCILE_CATCH_UP_WAIT", d.CatchUpWait,
+		"longest wait for the projection's applied positions to reach a run's boundary (checked every 200ms)")
 	l.Int(&c.Runner.MaxBoundaryRetries, "max-boundary-retries", "RS_RECONCILE_MAX_BOUNDARY_RETRIES", d.MaxBoundaryRetries, "scans retried because the revision moved")
+	l.Int(&c.Runner.MaxConcurrentRuns, "max-concurrent-runs", "RS_RECONCILE_MAX_CONCURRENT_RUNS", d.MaxConcurrentRuns, "runs executed at once; more wait QUEUED")
 	err := l.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return Config{}, err
@@ -124,6 +127,9 @@ func (c *Config) validate() error {
 	}
 	if c.Runner.CatchUpWait < 0 {
 		errs = append(errs, fmt.Errorf("catch-up-wait must not be negative, got %s", c.Runner.CatchUpWait))
+	}
+	if c.Runner.MaxConcurrentRuns < 1 || c.Runner.MaxConcurrentRuns > 64 {
+		errs = append(errs, fmt.Errorf("max-concurrent-runs must be 1..64, got %d", c.Runner.MaxConcurrentRuns))
 	}
 	if c.Runner.MaxBoundaryRetries < 0 {
 		errs = append(errs, fmt.Errorf("max-boundary-retries must not be negative, got %d", c.Runner.MaxBoundaryRetries))
@@ -202,7 +208,12 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		return nil, err
 	}
 	src := reconcile.MySQLSource{Shards: s.shards}
-	runner := reconcile.NewRunner(log, cfg.Runner, src, src, reconcile.ClickHouseTarget{Conn: s.ch}, s.store, s.srv.Registry())
+	var outboxes []lagwatch.Shard
+	for i, db := range s.shards {
+		outboxes = append(outboxes, lagwatch.Shard{ID: s.shardIDs[i], DB: db})
+	}
+	runner := reconcile.NewRunner(log, cfg.Runner, src, src, reconcile.ClickHouseTarget{Conn: s.ch}, s.store, s.srv.Registry(),
+		reconcile.WithFlight(reconcile.NewOutboxFlight(s.ch, outboxes)))
 	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopRuns = stopRuns
 	s.api = reconcileapi.New(runs, s.store, runner, src)

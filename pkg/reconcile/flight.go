@@ -1,0 +1,123 @@
+package reconcile
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+
+	"github.com/resultsync/resultsync/pkg/canonical"
+	"github.com/resultsync/resultsync/pkg/lagwatch"
+)
+
+// Flight is the evidence that tells delay from wrong data: what each shard
+// committed and what the projection applied (pkg/lagwatch's durable
+// positions), and which records still have their newest version on the way.
+type Flight interface {
+	// Positions returns, for every shard id, the commit time of the shard's
+	// newest outbox event (zero when it has none) and the projection's applied
+	// position of the shard (zero when it applied nothing of it).
+	Positions(ctx context.Context) (newest, applied map[string]time.Time, err error)
+	// InFlight returns, of the records given as data_id -> source version,
+	// those whose event of that version is still unsent (any outbox status
+	// but SENT) or was committed after the applied position of its shard,
+	// keyed by data_id, with the id of the shard that holds the event. A
+	// record without an outbox row of that version (purged after its
+	// retention, or written outside the write path) is not in flight.
+	InFlight(ctx context.Context, versions map[int64]int64, applied map[string]time.Time) (map[int64]string, error)
+}
+
+// OutboxFlight implements Flight over the shards' outboxes (the commit-time
+// index of shard migration 0006, the unique event id) and the projection's
+// applied positions (ClickHouse migration 0007).
+type OutboxFlight struct {
+	shards  []lagwatch.Shard
+	watcher *lagwatch.Watcher
+}
+
+// NewOutboxFlight returns the evidence of the shards (ids as in the shard
+// map, which the consumer records per row) and the projection database.
+func NewOutboxFlight(ch driver.Conn, shards []lagwatch.Shard) *OutboxFlight {
+	return &OutboxFlight{shards: shards, watcher: lagwatch.New(ch, shards)}
+}
+
+// Positions implements Flight: one small aggregate in ClickHouse and one
+// index lookup per shard.
+func (f *OutboxFlight) Positions(ctx context.Context) (map[string]time.Time, map[string]time.Time, error) {
+	applied, err := f.watcher.Applied(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	newest := map[string]time.Time{}
+	for _, s := range f.shards {
+		var t sql.NullTime
+		if err := s.DB.QueryRowContext(ctx, "SELECT MAX(create_time) FROM outbox_event").Scan(&t); err != nil {
+			return nil, nil, fmt.Errorf("reading the newest outbox commit of %s: %w", s.ID, err)
+		}
+		newest[s.ID] = time.Time{}
+		if t.Valid {
+			newest[s.ID] = t.Time.UTC()
+		}
+	}
+	return newest, applied, nil
+}
+
+// InFlight implements Flight: the events are looked up by their unique
+// event id, IDChunk at a time, on every shard (a record's events live on
+// the shard that owns it).
+func (f *OutboxFlight) InFlight(ctx context.Context, versions map[int64]int64, applied map[string]time.Time) (map[int64]string, error) {
+	out := map[int64]string{}
+	if len(versions) == 0 {
+		return out, nil
+	}
+	events := make([]any, 0, len(versions))
+	for id, v := range versions {
+		events = append(events, canonical.EventID(id, v))
+	}
+	for _, s := range f.shards {
+		for i := 0; i < len(events); i += IDChunk {
+			chunk := events[i:min(i+IDChunk, len(events))]
+			if err := f.inFlight(ctx, s, chunk, applied[s.ID], out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func (f *OutboxFlight) inFlight(ctx context.Context, s lagwatch.Shard, events []any, applied time.Time, out map[int64]string) error {
+	rows, err := s.DB.QueryContext(ctx, "SELECT data_id, status, create_time FROM outbox_event WHERE event_id IN ("+inList(len(events))+")", events...)
+	if err != nil {
+		return fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var status string
+		var created time.Time
+		if err := rows.Scan(&id, &status, &created); err != nil {
+			return fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+		}
+		if status != "SENT" || created.After(applied) {
+			out[id] = s.ID
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// canBeInFlight reports whether d may be delay rather than wrong data: the
+// source holds a version the projection lacks (missing, older, or a
+// deletion not applied). Equal versions that differ, records the source
+// does not have and versions ahead of the source are never delay.
+func canBeInFlight(d Discrepancy) bool {
+	switch d.Class {
+	case MissingInTarget, StaleTargetVersion, DeletionNotApplied:
+		return d.Source != nil
+	}
+	return false
+}
