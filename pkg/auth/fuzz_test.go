@@ -95,16 +95,16 @@ func FuzzAuthorize(f *testing.F) {
 		need, known := policy[method]
 		tok, bearer := strings.CutPrefix(header, "Bearer ")
 		role, valid := roles[strings.TrimSpace(tok)]
-		switch {
-		case code == codes.OK:
+		switch code {
+		case codes.OK:
 			if !known || !bearer || !valid || role < need || p.Role != role {
 				t.Fatalf("%q with %q authorized as %+v (policy %v, known %t)", method, header, p, need, known)
 			}
-		case code == codes.Unauthenticated:
+		case codes.Unauthenticated:
 			if bearer && valid {
 				t.Fatalf("%q with a valid token %q unauthenticated", method, header)
 			}
-		case code == codes.PermissionDenied:
+		case codes.PermissionDenied:
 			if known && bearer && valid && role >= need {
 				t.Fatalf("%q with %q denied", method, header)
 			}
