@@ -108,6 +108,30 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).
 	$(LOCAL_ENV); RS_OUTAGE_TESTS=1 RS_REQUIRE_INFRA=1 $(GO) test -race -count=1 -p 1 -timeout=15m -v ./test/outage/
 
+# Fuzzing: FUZZTIME is the time of each Go fuzz target, RPCFUZZ_CALLS the
+# number of calls of the RPC pass (make test runs the seed corpora and a
+# short RPC pass as ordinary tests).
+FUZZTIME      ?= 10s
+RPCFUZZ_CALLS ?= 3000
+
+.PHONY: fuzz
+fuzz: fuzz-go fuzz-rpc ## Run every Go fuzz target for FUZZTIME (default 10s) each, then the RPC fuzz pass (RPCFUZZ_CALLS calls).
+
+.PHONY: fuzz-go
+fuzz-go: ## Run every Go fuzz target (func FuzzX in a _test.go file), one at a time, for FUZZTIME each.
+	@set -euo pipefail; \
+	for f in $$(git ls-files --cached --others --exclude-standard -- '*_test.go' | xargs grep -l '^func Fuzz'); do \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+			echo "== ./$$(dirname $$f) $$t ($(FUZZTIME))"; \
+			$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./$$(dirname $$f); \
+		done; \
+	done
+
+.PHONY: fuzz-rpc
+fuzz-rpc: ## Random well-typed calls of every RPC of every server (test/rpcfuzz, RPCFUZZ_CALLS calls) on the local infrastructure.
+	RS_MYSQL_ENGINE=mysql deploy/local/up.sh
+	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 RS_RPCFUZZ_CALLS=$(RPCFUZZ_CALLS) $(GO) test -race -count=1 -timeout=30m -run TestRPCFuzz ./test/rpcfuzz/
+
 .PHONY: bench
 bench: ## Run every benchmark on MySQL 9.7 and on MariaDB 10.11 and print their figures side by side.
 	RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh

@@ -1,5 +1,10 @@
 package canonical
 
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
 // Project describes a test item: the unit its results are recorded in and
 // the plausible range of a result.
 type Project struct {
@@ -58,9 +63,17 @@ func CheckResult(projectID int64, result, unit string) (string, string, error) {
 	return d, u, nil
 }
 
+// quote prints a caller's value in a message: at most 32 bytes (cut on a
+// character boundary) and quoted with Go escapes, so the message stays valid
+// UTF-8 whatever the value (a field violation that is not valid UTF-8 cannot
+// be sent as an error detail).
 func quote(s string) string {
 	if len(s) > 32 {
-		s = s[:32] + "..."
+		n := 32
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		return strconv.Quote(s[:n]) + "..."
 	}
-	return "\"" + s + "\""
+	return strconv.Quote(s)
 }

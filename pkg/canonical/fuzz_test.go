@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/resultsync/resultsync/pkg/canonical"
 )
@@ -162,6 +163,9 @@ func FuzzCheckResult(f *testing.F) {
 	f.Fuzz(func(t *testing.T, project int64, result, unit string) {
 		r, u, err := canonical.CheckResult(project, result, unit)
 		if err != nil {
+			if !utf8.ValidString(err.Error()) {
+				t.Fatalf("CheckResult(%d, %q, %q) error is not valid UTF-8 (no error detail can carry it): %q", project, result, unit, err)
+			}
 			if r != "" || u != "" {
 				t.Fatalf("CheckResult refused with values %q %q: %v", r, u, err)
 			}

@@ -82,6 +82,25 @@ func pageToken(shard string, st fitnessv1.OutboxStatus, after int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s|%d|%d", shard, st, after)))
 }
 
+// pagePosition returns the last outbox id of the previous page (0 for the
+// first page); a token of another shard or status, or a malformed one, is
+// INVALID_ARGUMENT.
+func pagePosition(tok, shard string, st fitnessv1.OutboxStatus) (int64, error) {
+	if tok == "" {
+		return 0, nil
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	parts := strings.Split(string(raw), "|")
+	if err != nil || len(parts) != 3 || parts[0] != shard || parts[1] != strconv.Itoa(int(st)) {
+		return 0, status.Error(codes.InvalidArgument, "page_token is malformed or was issued for a different query")
+	}
+	after, err := strconv.ParseInt(parts[2], 10, 64)
+	if err != nil || after <= 0 {
+		return 0, status.Error(codes.InvalidArgument, "page_token is malformed")
+	}
+	return after, nil
+}
+
 // ListOutboxEvents implements fitness.v1.OutboxService.
 func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutboxEventsRequest) (*fitnessv1.ListOutboxEventsResponse, error) {
 	r, err := s.repo(req.GetShardId())
@@ -97,16 +116,9 @@ func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutbo
 	if err != nil {
 		return nil, err
 	}
-	var after int64
-	if tok := req.GetPageToken(); tok != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(tok)
-		parts := strings.Split(string(raw), "|")
-		if err != nil || len(parts) != 3 || parts[0] != req.GetShardId() || parts[1] != strconv.Itoa(int(st)) {
-			return nil, status.Error(codes.InvalidArgument, "page_token is malformed or was issued for a different query")
-		}
-		if after, err = strconv.ParseInt(parts[2], 10, 64); err != nil {
-			return nil, status.Error(codes.InvalidArgument, "page_token is malformed")
-		}
+	after, err := pagePosition(req.GetPageToken(), req.GetShardId(), st)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := r.List(ctx, name, after, size+1)
 	if err != nil {

@@ -103,6 +103,20 @@ func (v violations) err() error {
 // RecordResult implements fitness.v1.ResultService. A data_id already
 // recorded, under any school, is ALREADY_EXISTS and nothing is written.
 func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultRequest) (*fitnessv1.RecordResultResponse, error) {
+	cmd, err := validateRecord(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.storeFor(cmd.DataID).Record(ctx, cmd)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &fitnessv1.RecordResultResponse{Result: out.Result, EventId: out.EventID}, nil
+}
+
+// validateRecord checks a RecordResult request without a database and
+// returns its command, with the canonical result and unit.
+func validateRecord(req *fitnessv1.RecordResultRequest) (resultstore.RecordCommand, error) {
 	var v violations
 	v.requestID(req.GetRequestId())
 	v.positive("data_id", req.GetDataId())
@@ -125,16 +139,12 @@ func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultR
 		}
 	}
 	if err := v.err(); err != nil {
-		return nil, err
+		return resultstore.RecordCommand{}, err
 	}
-	out, err := s.storeFor(req.GetDataId()).Record(ctx, resultstore.RecordCommand{
+	return resultstore.RecordCommand{
 		RequestID: req.GetRequestId(), DataID: req.GetDataId(), DetectID: req.GetDetectId(), UserID: req.GetUserId(),
 		ProjectID: req.GetProjectId(), SchoolID: req.GetSchoolId(), Grade: req.GetGrade(), Result: result, Unit: unit,
-	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &fitnessv1.RecordResultResponse{Result: out.Result, EventId: out.EventID}, nil
+	}, nil
 }
 
 // change checks the fields every version-changing command of an existing
@@ -152,6 +162,21 @@ func (v *violations) change(requestID string, schoolID, dataID, expected int64, 
 // CorrectResult implements fitness.v1.ResultService. The record must belong
 // to req.school_id: another school's record is NOT_FOUND and left unchanged.
 func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResultRequest) (*fitnessv1.CorrectResultResponse, error) {
+	cmd, err := validateCorrect(req)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.storeFor(cmd.DataID).Correct(ctx, cmd)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &fitnessv1.CorrectResultResponse{Result: out.Result, EventId: out.EventID}, nil
+}
+
+// validateCorrect checks a CorrectResult request without a database (the
+// project's unit and range are checked by the store, which knows the
+// project) and returns its command.
+func validateCorrect(req *fitnessv1.CorrectResultRequest) (resultstore.CorrectCommand, error) {
 	var v violations
 	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
 	if _, err := canonical.Decimal(req.GetResult()); err != nil {
@@ -161,34 +186,40 @@ func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResul
 		v.add("unit", "unknown unit")
 	}
 	if err := v.err(); err != nil {
-		return nil, err
+		return resultstore.CorrectCommand{}, err
 	}
-	out, err := s.storeFor(req.GetDataId()).Correct(ctx, resultstore.CorrectCommand{
+	return resultstore.CorrectCommand{
 		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
 		ExpectedVersion: req.GetExpectedVersion(), Result: req.GetResult(), Unit: req.GetUnit(), Reason: req.GetReason(),
-	})
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &fitnessv1.CorrectResultResponse{Result: out.Result, EventId: out.EventID}, nil
+	}, nil
 }
 
 // DeleteResult implements fitness.v1.ResultService. The record must belong
 // to req.school_id: another school's record is NOT_FOUND and left unchanged.
 func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultRequest) (*fitnessv1.DeleteResultResponse, error) {
-	var v violations
-	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
-	if err := v.err(); err != nil {
+	cmd, err := validateDelete(req)
+	if err != nil {
 		return nil, err
 	}
-	out, err := s.storeFor(req.GetDataId()).Delete(ctx, resultstore.DeleteCommand{
-		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
-		ExpectedVersion: req.GetExpectedVersion(), Reason: req.GetReason(),
-	})
+	out, err := s.storeFor(cmd.DataID).Delete(ctx, cmd)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &fitnessv1.DeleteResultResponse{Result: out.Result, EventId: out.EventID}, nil
+}
+
+// validateDelete checks a DeleteResult request without a database and
+// returns its command.
+func validateDelete(req *fitnessv1.DeleteResultRequest) (resultstore.DeleteCommand, error) {
+	var v violations
+	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
+	if err := v.err(); err != nil {
+		return resultstore.DeleteCommand{}, err
+	}
+	return resultstore.DeleteCommand{
+		RequestID: req.GetRequestId(), SchoolID: req.GetSchoolId(), DataID: req.GetDataId(),
+		ExpectedVersion: req.GetExpectedVersion(), Reason: req.GetReason(),
+	}, nil
 }
 
 // GetResult implements fitness.v1.ResultService. Another school's record is
@@ -232,7 +263,7 @@ func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
 		return 0, errors.New("page_token was issued for a different query")
 	}
 	after, err := strconv.ParseInt(pos, 10, 64)
-	if err != nil {
+	if err != nil || after <= 0 {
 		return 0, errors.New("malformed page_token")
 	}
 	return after, nil
@@ -244,6 +275,33 @@ func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
 // merges by data_id; any unreachable shard fails the call (a partial list
 // would look complete).
 func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsRequest) (*fitnessv1.ListResultsResponse, error) {
+	q, err := validateList(req)
+	if err != nil {
+		return nil, err
+	}
+	size := q.Limit - 1
+	var all []*fitnessv1.FitnessResult
+	for _, st := range s.stores {
+		rs, err := st.List(ctx, q)
+		if err != nil {
+			return nil, toStatus(err)
+		}
+		all = append(all, rs...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].GetDataId() < all[j].GetDataId() })
+	resp := &fitnessv1.ListResultsResponse{}
+	if len(all) > size {
+		all = all[:size]
+		resp.NextPageToken = pageToken(req, all[size-1].GetDataId())
+	}
+	resp.Results = all
+	return resp, nil
+}
+
+// validateList checks a ListResults request and its page token without a
+// database and returns the query of one shard: Limit is one more than the
+// page size.
+func validateList(req *fitnessv1.ListResultsRequest) (resultstore.ListQuery, error) {
 	var v violations
 	v.positive("detect_id", req.GetDetectId())
 	if req.GetSchoolId() < 0 {
@@ -266,26 +324,10 @@ func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsReq
 		v.add("page_token", err.Error())
 	}
 	if err := v.err(); err != nil {
-		return nil, err
+		return resultstore.ListQuery{}, err
 	}
-	q := resultstore.ListQuery{DetectID: req.GetDetectId(), SchoolID: req.GetSchoolId(), ProjectID: req.GetProjectId(),
-		ShowDeleted: req.GetShowDeleted(), AfterDataID: after, Limit: size + 1}
-	var all []*fitnessv1.FitnessResult
-	for _, st := range s.stores {
-		rs, err := st.List(ctx, q)
-		if err != nil {
-			return nil, toStatus(err)
-		}
-		all = append(all, rs...)
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].GetDataId() < all[j].GetDataId() })
-	resp := &fitnessv1.ListResultsResponse{}
-	if len(all) > size {
-		all = all[:size]
-		resp.NextPageToken = pageToken(req, all[size-1].GetDataId())
-	}
-	resp.Results = all
-	return resp, nil
+	return resultstore.ListQuery{DetectID: req.GetDetectId(), SchoolID: req.GetSchoolId(), ProjectID: req.GetProjectId(),
+		ShowDeleted: req.GetShowDeleted(), AfterDataID: after, Limit: size + 1}, nil
 }
 
 // toStatus maps store and database errors to gRPC status codes: the
