@@ -58,7 +58,7 @@ func FuzzMutatingRequests(f *testing.F) {
 		okID := func(s string) bool { return s != "" && len(s) <= maxID }
 		okReq := requestID != "" && len(requestID) <= maxRequestID
 		required := strings.TrimSpace(reason) != "" && len(reason) <= maxReason
-		okIDs := len(ids) <= maxDiscrepancyIDs && !(dup && len(ids) > 1)
+		okIDs := len(ids) <= maxDiscrepancyIDs && (!dup || len(ids) <= 1)
 		for _, d := range ids {
 			okIDs = okIDs && okID(d)
 		}
