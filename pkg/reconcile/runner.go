@@ -7,9 +7,13 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resultsync/resultsync/pkg/apierr"
 )
 
 // RevisionReader reads a campaign's revision on the authoritative side.
@@ -59,10 +63,19 @@ type RunnerConfig struct {
 	// MaxConcurrentRuns bounds the runs executed at once; more wait QUEUED
 	// in arrival order (0: DefaultMaxConcurrentRuns).
 	MaxConcurrentRuns int
+	// MaxQueuedRuns bounds the runs Admit lets wait QUEUED beyond those
+	// executing (0: DefaultMaxQueuedRuns).
+	MaxQueuedRuns int
 }
 
-// DefaultMaxConcurrentRuns is the default bound of concurrent runs.
-const DefaultMaxConcurrentRuns = 2
+// Defaults of the run bounds.
+const (
+	DefaultMaxConcurrentRuns = 2
+	DefaultMaxQueuedRuns     = 32
+)
+
+// ErrQueueFull is returned by Admit when the queue of runs is full.
+var ErrQueueFull = apierr.New(apierr.ResourceExhausted, "too many reconciliation runs are executing or queued; retry when one has ended")
 
 // CatchUpPoll is how often the projection's applied positions are read
 // while a run waits for them.
@@ -71,7 +84,7 @@ const CatchUpPoll = 200 * time.Millisecond
 // DefaultRunnerConfig is a sane default.
 func DefaultRunnerConfig() RunnerConfig {
 	return RunnerConfig{Buckets: 1024, Grace: 5 * time.Second, CatchUpWait: 30 * time.Second, MaxBoundaryRetries: 3,
-		MaxConcurrentRuns: DefaultMaxConcurrentRuns}
+		MaxConcurrentRuns: DefaultMaxConcurrentRuns, MaxQueuedRuns: DefaultMaxQueuedRuns}
 }
 
 // Runner executes stored runs.
@@ -84,7 +97,10 @@ type Runner struct {
 	store  *RunStore
 	flight Flight
 	slots  chan struct{}
-	m      *runnerMetrics
+	// admitted counts the runs Admit let in that have not released.
+	admitted  atomic.Int64
+	maxQueued int64
+	m         *runnerMetrics
 }
 
 // RunnerOption configures a Runner.
@@ -123,11 +139,27 @@ func NewRunner(log *slog.Logger, cfg RunnerConfig, src Side, rev RevisionReader,
 	if n <= 0 {
 		n = DefaultMaxConcurrentRuns
 	}
-	rn := &Runner{log: log, cfg: cfg, src: src, rev: rev, dst: dst, store: store, slots: make(chan struct{}, n), m: m}
+	q := cfg.MaxQueuedRuns
+	if q <= 0 {
+		q = DefaultMaxQueuedRuns
+	}
+	rn := &Runner{log: log, cfg: cfg, src: src, rev: rev, dst: dst, store: store, slots: make(chan struct{}, n), maxQueued: int64(q), m: m}
 	for _, o := range opts {
 		o(rn)
 	}
 	return rn
+}
+
+// Admit reserves a place for a run about to be started: at most
+// MaxConcurrentRuns executing plus MaxQueuedRuns queued; ErrQueueFull
+// beyond. release gives the place back once the run has ended.
+func (rn *Runner) Admit() (release func(), err error) {
+	if rn.admitted.Add(1) > int64(cap(rn.slots))+rn.maxQueued {
+		rn.admitted.Add(-1)
+		return nil, ErrQueueFull
+	}
+	var once sync.Once
+	return func() { once.Do(func() { rn.admitted.Add(-1) }) }, nil
 }
 
 // Execute runs r to a terminal state, writing progress to the store. When

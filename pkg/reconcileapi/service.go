@@ -100,14 +100,20 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 	if p, ok := auth.FromContext(ctx); ok {
 		by = p.Subject
 	}
+	release, err := s.runner.Admit()
+	if err != nil {
+		return nil, internal(err)
+	}
 	r, err := s.store.Create(ctx, reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()},
 		reconcile.Depth(req.GetDepth()), req.GetSampleRate(), by)
 	if err != nil {
+		release()
 		return nil, internal(err)
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer release()
 		s.runner.Execute(s.base, r)
 	}()
 	return &fitnessv1.StartReconciliationRunResponse{Run: toProto(r)}, nil

@@ -194,8 +194,21 @@ func TestLiveChangesAreNotReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
-	f.deliver(t, 105, 2, 10, "2.31") // the projection catches up within the grace period
+	// Once the scan compared the bucket summaries (the correction's bucket
+	// differs), the projection catches up within the grace period.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		got, err := f.client.GetReconciliationRun(ctx, &fitnessv1.GetReconciliationRunRequest{RunId: start.GetRun().GetRunId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.GetRun().GetBucketsTotal() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not scan within 30s: %v", got.GetRun())
+		}
+	}
+	f.deliver(t, 105, 2, 10, "2.31")
 	seen := f.watch(t, start.GetRun().GetRunId())
 	final := seen[len(seen)-1]
 	if final.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED || final.GetDiscrepancyCount() != 0 {
@@ -301,10 +314,12 @@ func TestInterruptedRunsFailAtStartUp(t *testing.T) {
 }
 
 // With one run slot, runs started together wait QUEUED, visibly, and each
-// ends in turn.
+// ends in turn; beyond the queue's bound a start is refused, and accepted
+// again once runs ended.
 func TestRunsBeyondTheLimitWaitQueued(t *testing.T) {
 	cfg := fastConfig()
 	cfg.MaxConcurrentRuns = 1
+	cfg.MaxQueuedRuns = 2
 	cfg.Grace = time.Second // each run holds its slot at least this long
 	f := newFixture(t, cfg)
 	ctx := context.Background()
@@ -320,6 +335,10 @@ func TestRunsBeyondTheLimitWaitQueued(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, start.GetRun().GetRunId())
+	}
+	full := &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS}
+	if _, err := f.client.StartReconciliationRun(ctx, full); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a fourth run with one executing and two queued: %v; want RESOURCE_EXHAUSTED", err)
 	}
 	queued := map[string]bool{}
 	deadline := time.Now().Add(60 * time.Second)
@@ -352,6 +371,17 @@ func TestRunsBeyondTheLimitWaitQueued(t *testing.T) {
 			got.GetRun().GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
 			t.Errorf("run %s did not succeed: %v, %v", id, got, err)
 		}
+	}
+	// A run's place is given back just after its end is recorded.
+	var err error
+	for try := 0; try < 20; try++ {
+		if _, err = f.client.StartReconciliationRun(ctx, full); status.Code(err) != codes.ResourceExhausted {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Errorf("a run once the others ended: %v", err)
 	}
 	if len(queued) < 2 {
 		t.Errorf("%d of 3 runs were seen QUEUED with one slot; want at least 2", len(queued))

@@ -67,6 +67,7 @@ func Load(args []string) (Config, error) {
 		"longest wait for the projection's applied positions to reach a run's boundary (checked every 200ms)")
 	l.Int(&c.Runner.MaxBoundaryRetries, "max-boundary-retries", "RS_RECONCILE_MAX_BOUNDARY_RETRIES", d.MaxBoundaryRetries, "scans retried because the revision moved")
 	l.Int(&c.Runner.MaxConcurrentRuns, "max-concurrent-runs", "RS_RECONCILE_MAX_CONCURRENT_RUNS", d.MaxConcurrentRuns, "runs executed at once; more wait QUEUED")
+	l.Int(&c.Runner.MaxQueuedRuns, "max-queued-runs", "RS_RECONCILE_MAX_QUEUED_RUNS", d.MaxQueuedRuns, "runs waiting QUEUED beyond those executing; more are refused (RESOURCE_EXHAUSTED)")
 	err := l.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return Config{}, err
@@ -130,6 +131,9 @@ func (c *Config) validate() error {
 	}
 	if c.Runner.MaxConcurrentRuns < 1 || c.Runner.MaxConcurrentRuns > 64 {
 		errs = append(errs, fmt.Errorf("max-concurrent-runs must be 1..64, got %d", c.Runner.MaxConcurrentRuns))
+	}
+	if c.Runner.MaxQueuedRuns < 1 || c.Runner.MaxQueuedRuns > 10000 {
+		errs = append(errs, fmt.Errorf("max-queued-runs must be 1..10000, got %d", c.Runner.MaxQueuedRuns))
 	}
 	if c.Runner.MaxBoundaryRetries < 0 {
 		errs = append(errs, fmt.Errorf("max-boundary-retries must not be negative, got %d", c.Runner.MaxBoundaryRetries))
