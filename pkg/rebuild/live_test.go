@@ -185,16 +185,16 @@ func TestRebuildDuringLiveWrites(t *testing.T) {
 
 	// The rebuild, at the fixed transformation's epoch.
 	var scanStart, scanEnd time.Time
-	var scanned int64
+	var scanned, writesAtScan, writesAfterScan int64
 	opts := rebuild.Options{RowsPerSecond: 50_000, Grace: time.Second, VerifyRounds: 10}
 	b := rebuild.New(f.dbs, f.ids, f.ch.Conn, opts)
 	writesAtStart, start := writes.Load(), time.Now()
 	rows, err := b.Rebuild(ctx, reconcile.Scope{DetectID: campaign}, epoch, func(phase string, done, _ int64) {
 		if phase == rebuild.PhaseScan {
 			if scanStart.IsZero() {
-				scanStart = time.Now()
+				scanStart, writesAtScan = time.Now(), writes.Load()
 			}
-			scanEnd, scanned = time.Now(), done
+			scanEnd, scanned, writesAfterScan = time.Now(), done, writes.Load()
 		}
 	})
 	secs := time.Since(start).Seconds()
@@ -204,8 +204,10 @@ func TestRebuildDuringLiveWrites(t *testing.T) {
 	}
 	t.Logf("%s: rebuild of %d records wrote %d rows in %.1fs: %.0f rows/s overall; scan %.0f rows/s (limit %d); live writes meanwhile %.0f/s",
 		infratest.ClickHouseEngine(), n, rows, secs, float64(rows)/secs, float64(scanned)/scanEnd.Sub(scanStart).Seconds(), opts.RowsPerSecond, liveRate)
-	if liveRate < 0.6*rate {
-		t.Errorf("live writes ran at %.0f/s during the rebuild, want ~%d/s", liveRate, rate)
+	// The rate is the machine's (logged above); what the test needs is
+	// changes committed while the scan ran, for the catch-up to fold in.
+	if writesAfterScan <= writesAtScan {
+		t.Errorf("no live write committed during the scan (%d before, %d after): nothing for the catch-up to fold in", writesAtScan, writesAfterScan)
 	}
 	time.Sleep(time.Second) // live writes go on after the switch
 	close(stopWriters)
