@@ -6,6 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type Metrics struct {
 	claimed, reclaimed, sent, failed, parked, lostClaims *prometheus.CounterVec
 	publishSeconds                                       *prometheus.HistogramVec
+	slotsHeld                                            *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them on reg (nil: unregistered).
@@ -24,9 +25,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "relay_publish_seconds", Help: "Time to publish one claimed batch.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 		}, []string{"shard"}),
+		slotsHeld: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "relay_claim_slots_held",
+			Help: "Claim slots of the shard this instance holds (0: it stands by)."}, []string{"shard"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.claimed, m.reclaimed, m.sent, m.failed, m.parked, m.lostClaims, m.publishSeconds)
+		reg.MustRegister(m.claimed, m.reclaimed, m.sent, m.failed, m.parked, m.lostClaims, m.publishSeconds, m.slotsHeld)
 	}
 	return m
 }

@@ -312,7 +312,7 @@ func (r *Relay) record(shardID string, err error) error {
 
 func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store, ss slotStore) {
 	errWait := r.cfg.PollInterval
-	slots := slotHolder{r: r, ss: ss}
+	slots := slotHolder{r: r, ss: ss, shard: st.ShardID()}
 	defer slots.close()
 	for ctx.Err() == nil {
 		var n int
@@ -350,6 +350,7 @@ func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Stor
 type slotHolder struct {
 	r       *Relay
 	ss      slotStore // nil: no slots, always hold
+	shard   string
 	s       *outbox.SlotSession
 	checked time.Time
 }
@@ -382,6 +383,7 @@ func (h *slotHolder) hold(ctx context.Context) (bool, error) {
 	ok, err := h.s.Take(ctx, h.r.cfg.ClaimSlots)
 	if ok {
 		h.checked = time.Now()
+		h.r.metrics.slotsHeld.WithLabelValues(h.shard).Inc()
 	}
 	return ok, err
 }
@@ -389,7 +391,10 @@ func (h *slotHolder) hold(ctx context.Context) (bool, error) {
 // drop closes the session after a failure.
 func (h *slotHolder) drop(ctx context.Context) {
 	if h.s != nil {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		if h.s.Slot() >= 0 {
+			h.r.metrics.slotsHeld.WithLabelValues(h.shard).Dec()
+		}
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(time.Second, h.r.cfg.StopTimeout))
 		defer cancel()
 		h.s.Close(cctx)
 		h.s = nil

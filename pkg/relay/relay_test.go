@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/relay"
@@ -378,12 +380,36 @@ func TestStandbyInstanceTakesOver(t *testing.T) {
 	cfg := testConfig()
 	cfg.ClaimSlots = 1
 	logA, logB := newClaimLog(), newClaimLog()
-	stopA := runUntil(t, newRelay(t, cfg, slowPublisher{tp.publisher(t, time.Second), 50 * time.Millisecond}, logA, s.repo))
+	regA, regB := prometheus.NewRegistry(), prometheus.NewRegistry()
+	start := func(log *claimLog, reg *prometheus.Registry) func() {
+		r, err := relay.New(quiet, cfg, slowPublisher{tp.publisher(t, time.Second), 50 * time.Millisecond}, []relay.Store{s.repo}, relay.NewMetrics(reg), log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runUntil(t, r)
+	}
+	held := func(reg *prometheus.Registry) float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "relay_claim_slots_held" && len(mf.GetMetric()) > 0 {
+				return mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		return 0
+	}
+	stopA := start(logA, regA)
 	s.waitCounts(t, 20*time.Second, "a first batch SENT", func(c map[string]int) bool { return c[outbox.StatusSent] > 0 })
-	runUntil(t, newRelay(t, cfg, slowPublisher{tp.publisher(t, time.Second), 50 * time.Millisecond}, logB, s.repo))
+	start(logB, regB)
 	time.Sleep(500 * time.Millisecond)
 	if _, claims := logB.rows(); claims != 0 {
 		t.Errorf("the second instance claimed %d rows while the only slot was held", claims)
+	}
+	if a, b := held(regA), held(regB); a != 1 || b != 0 {
+		t.Errorf("relay_claim_slots_held: %v for the holder, %v for the standby; want 1 and 0", a, b)
 	}
 	if c := s.counts(t); c[outbox.StatusSent] == n {
 		t.Fatal("the first instance drained everything before it could be stopped; slow it down")
@@ -392,6 +418,9 @@ func TestStandbyInstanceTakesOver(t *testing.T) {
 	s.waitCounts(t, 20*time.Second, "all SENT by the standby", allSent(n))
 	if _, claims := logB.rows(); claims == 0 {
 		t.Error("the standby never took over")
+	}
+	if b := held(regB); b != 1 {
+		t.Errorf("relay_claim_slots_held of the instance that took over: %v, want 1", b)
 	}
 	tp.col.WaitDistinct(t, n, 10*time.Second)
 }
