@@ -2,7 +2,6 @@ package outboxapi
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
@@ -81,7 +80,8 @@ func FuzzListPageToken(f *testing.F) {
 	f.Add("shard-1|5", int32(5), "shard-1", int32(5), int64(-1), "c2hhcmQtMXw1fC0x", 0)
 	f.Fuzz(func(t *testing.T, shardA string, stA int32, shardB string, stB int32, after int64, forged string, cut int) {
 		tok := pageToken(shardA, fitnessv1.OutboxStatus(stA), after)
-		if cut > 0 && cut < len(tok) {
+		truncated := cut > 0 && cut < len(tok)
+		if truncated {
 			tok = tok[:len(tok)-cut]
 		}
 		for _, pt := range []string{tok, forged} {
@@ -98,11 +98,10 @@ func FuzzListPageToken(f *testing.F) {
 				}
 				continue
 			}
-			raw, _ := base64.RawURLEncoding.DecodeString(pt)
-			if pos <= 0 || !strings.HasPrefix(string(raw), fmt.Sprintf("%s|%d|", shardB, stB)) {
-				t.Fatalf("token %q (%q) continues shard %q status %d at %d", pt, raw, shardB, stB, pos)
+			if pos <= 0 || (pt == tok && truncated) {
+				t.Fatalf("token %q (cut by %d) continues shard %q status %d at %d", pt, cut, shardB, stB, pos)
 			}
-			if pt == tok && cut == 0 && (shardA != shardB || stA != stB || pos != after) {
+			if pt == tok && (shardA != shardB || stA != stB || pos != after) {
 				t.Fatalf("a token of %q/%d after %d continues %q/%d at %d", shardA, stA, after, shardB, stB, pos)
 			}
 		}

@@ -5,9 +5,7 @@ package outboxapi
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -78,27 +76,21 @@ func (s *Service) repo(id string) (*outbox.Repo, error) {
 
 func toStatus(err error) error { return apierr.Status(err) }
 
+// pageToken is the opaque continuation of ListOutboxEvents: the last outbox
+// id returned, bound to the shard and status it was issued for.
 func pageToken(shard string, st fitnessv1.OutboxStatus, after int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%s|%d|%d", shard, st, after)))
+	return paging.Encode(listScope(shard, st), after)
+}
+
+func listScope(shard string, st fitnessv1.OutboxStatus) string {
+	return fmt.Sprintf("outbox|%s|%d", shard, st)
 }
 
 // pagePosition returns the last outbox id of the previous page (0 for the
-// first page); a token of another shard or status, or a malformed one, is
-// INVALID_ARGUMENT.
+// first page); a token of another shard or status, a forged or a truncated
+// one is INVALID_ARGUMENT.
 func pagePosition(tok, shard string, st fitnessv1.OutboxStatus) (int64, error) {
-	if tok == "" {
-		return 0, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	parts := strings.Split(string(raw), "|")
-	if err != nil || len(parts) != 3 || parts[0] != shard || parts[1] != strconv.Itoa(int(st)) {
-		return 0, status.Error(codes.InvalidArgument, "page_token is malformed or was issued for a different query")
-	}
-	after, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || after <= 0 {
-		return 0, status.Error(codes.InvalidArgument, "page_token is malformed")
-	}
-	return after, nil
+	return paging.Decode(tok, listScope(shard, st))
 }
 
 // ListOutboxEvents implements fitness.v1.OutboxService.

@@ -2,7 +2,6 @@ package repairapi
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
@@ -126,7 +125,8 @@ func FuzzPageToken(f *testing.F) {
 		qa, qb := queries(runA, stA), queries(runB, stB)
 		for i := range qa {
 			tok := pageToken(qa[i], pos)
-			if cut > 0 && cut < len(tok) {
+			truncated := cut > 0 && cut < len(tok)
+			if truncated {
 				tok = tok[:len(tok)-cut]
 			}
 			for _, pt := range []string{tok, forged} {
@@ -140,11 +140,10 @@ func FuzzPageToken(f *testing.F) {
 					}
 					continue
 				}
-				raw, _ := base64.RawURLEncoding.DecodeString(pt)
-				if got <= 0 || !strings.HasPrefix(string(raw), qb[i]+"|") {
-					t.Fatalf("token %q (%q) continues %q at %d", pt, raw, qb[i], got)
+				if got <= 0 || (pt == tok && truncated) {
+					t.Fatalf("token %q (cut by %d) continues %q at %d", pt, cut, qb[i], got)
 				}
-				if pt == tok && cut == 0 && (qa[i] != qb[i] || got != pos) {
+				if pt == tok && (qa[i] != qb[i] || got != pos) {
 					t.Fatalf("a token of %q after %d continues %q at %d", qa[i], pos, qb[i], got)
 				}
 			}

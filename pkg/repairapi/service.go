@@ -9,7 +9,6 @@ package repairapi
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
@@ -305,24 +304,14 @@ func (s *Service) withIDs(ctx context.Context, r repair.Repair) (*fitnessv1.Repa
 
 // ---- page tokens: bound to the query they were issued for ----
 
-func pageToken(query string, pos int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(query + "|" + strconv.FormatInt(pos, 10)))
-}
+func pageToken(query string, pos int64) string { return paging.Encode(query, pos) }
 
 func pagePosition(tok, query string) (int64, error) {
-	if tok == "" {
-		return 0, nil
+	pos, err := paging.Decode(tok, query)
+	if err != nil {
+		return 0, errors.New(status.Convert(err).Message())
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	pos, ok := strings.CutPrefix(string(raw), query+"|")
-	if err != nil || !ok {
-		return 0, errors.New("malformed, or issued for a different query")
-	}
-	n, err := strconv.ParseInt(pos, 10, 64)
-	if err != nil || n <= 0 {
-		return 0, errors.New("malformed")
-	}
-	return n, nil
+	return pos, nil
 }
 
 // ---- repairs ----

@@ -13,11 +13,9 @@ package resultapi
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -27,6 +25,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/canonical"
+	"github.com/resultsync/resultsync/pkg/paging"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
@@ -238,33 +237,23 @@ func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest
 	return &fitnessv1.GetResultResponse{Result: r}, nil
 }
 
-// pageToken is the opaque continuation of ListResults: the filter it was
-// issued for and the last data_id returned.
+// pageToken is the opaque continuation of ListResults: the last data_id
+// returned, bound to the filter it was issued for (pkg/paging).
 func pageToken(req *fitnessv1.ListResultsRequest, after int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(listFilter(req) + strconv.FormatInt(after, 10)))
+	return paging.Encode(listFilter(req), after)
 }
 
 func listFilter(req *fitnessv1.ListResultsRequest) string {
-	return fmt.Sprintf("v1:%d:%d:%d:%t:", req.GetDetectId(), req.GetSchoolId(), req.GetProjectId(), req.GetShowDeleted())
+	return fmt.Sprintf("results|v1:%d:%d:%d:%t", req.GetDetectId(), req.GetSchoolId(), req.GetProjectId(), req.GetShowDeleted())
 }
 
 // parsePageToken returns the last data_id of the previous page (0 for the
-// first page); a token of another query is an error.
+// first page); a token of another query, a forged or a truncated one is an
+// error.
 func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
-	if req.GetPageToken() == "" {
-		return 0, nil
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(req.GetPageToken())
+	after, err := paging.Decode(req.GetPageToken(), listFilter(req))
 	if err != nil {
-		return 0, errors.New("malformed page_token")
-	}
-	pos, ok := strings.CutPrefix(string(raw), listFilter(req))
-	if !ok {
-		return 0, errors.New("page_token was issued for a different query")
-	}
-	after, err := strconv.ParseInt(pos, 10, 64)
-	if err != nil || after <= 0 {
-		return 0, errors.New("malformed page_token")
+		return 0, errors.New(status.Convert(err).Message())
 	}
 	return after, nil
 }
