@@ -1,7 +1,7 @@
 // Package rpcfuzz calls every RPC of every server of the in-process platform
-// (pkg/platformtest) with random but well-typed requests, built by
-// protoreflect from the service descriptors of gen/fitness/v1, as each role
-// and without a token. No call may end INTERNAL or UNKNOWN, a refused call
+// (pkg/platformtest, plus the projection server) with random but well-typed
+// requests, built by protoreflect from the service descriptors of
+// gen/fitness/v1, as each role and without a token. No call may end INTERNAL or UNKNOWN, a refused call
 // must leave the shard tables (fitness_result, outbox_event) as they were,
 // and every server must still be SERVING at the end.
 package rpcfuzz
@@ -30,7 +30,9 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 )
 
 var (
@@ -65,6 +67,19 @@ func TestRPCFuzz(t *testing.T) {
 	for i := int64(0); i < 4; i++ {
 		p.Record(10001, 900001+i, 8, "2.21")
 	}
+	// The projection server (platformtest runs the consumer without its gRPC
+	// service): its own subscription of the platform's topic, writing the
+	// same rows (a harmless duplicate).
+	projectionAddr := platformtest.Serve(t, "consumer", func(ctx context.Context) (platformtest.Runner, error) {
+		cfg, err := consumersvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
+			"--auth-tokens=" + platformtest.Tokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic,
+			"--subscription=rpcfuzz", "--dead-letter-topic=" + p.Topic + "-DLQ", "--clickhouse-addr=" + infratest.ClickHouseAddr(),
+			"--clickhouse-database=" + p.CH.Name})
+		if err != nil {
+			return nil, err
+		}
+		return consumersvc.New(ctx, p.Log, cfg)
+	})
 	servers := []struct {
 		addr string
 		svc  protoreflect.ServiceDescriptor
@@ -73,6 +88,7 @@ func TestRPCFuzz(t *testing.T) {
 		{p.RelayAddr, fitnessv1.File_fitness_v1_outbox_proto.Services().ByName("OutboxService")},
 		{p.ReconcileAddr, fitnessv1.File_fitness_v1_reconcile_proto.Services().ByName("ReconcileService")},
 		{p.RepairAddr, fitnessv1.File_fitness_v1_repair_proto.Services().ByName("RepairService")},
+		{projectionAddr, fitnessv1.File_fitness_v1_projection_proto.Services().ByName("ProjectionService")},
 	}
 	var targets []target
 	var conns []*grpc.ClientConn
