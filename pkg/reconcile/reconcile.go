@@ -10,8 +10,10 @@
 // buckets bounded by their row counts (ChunkRows), and each chunk's
 // differences are handed on before the next chunk is read: memory and query
 // size stay bounded whatever the number of differences (Stream,
-// StreamBuckets). Candidates are re-checked once the projection reached the
-// run's boundary (see Runner), so ordinary lag is not reported as wrong data.
+// StreamBuckets). A stored run (Runner) drills into the differing buckets
+// only after the grace period and once the projection reached the run's
+// boundary, and counts a record whose newest version is still in flight
+// (Flight) as delay, so ordinary lag is not reported as wrong data.
 package reconcile
 
 import (

@@ -196,7 +196,7 @@ func (rn *Runner) acquire(ctx context.Context, r *Run) error {
 	rn.m.queued.Inc()
 	defer rn.m.queued.Dec()
 	r.State = StateQueued
-	r.Message += fmt.Sprintf("queued: %d runs were executing (at most %d at once). ", cap(rn.slots), cap(rn.slots))
+	r.Message += fmt.Sprintf("queued behind the %d runs executing (at most %d at once). ", cap(rn.slots), cap(rn.slots))
 	if err := rn.store.Update(ctx, *r); err != nil {
 		return err
 	}
