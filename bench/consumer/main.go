@@ -16,13 +16,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
+	"runtime/pprof"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,10 +49,15 @@ import (
 
 func main() {
 	events := flag.Int("events", 200000, "events in the pre-filled topic")
+	passes := flag.Int("passes", 3, "passes over the topic, each measuring both ceilings and the consumer server")
 	rate := flag.Int("rate", 1000, "steady stream rate, events/s")
-	steady := flag.Duration("steady", 10*time.Second, "steady stream duration")
+	steady := flag.Duration("steady", 10*time.Second, "steady stream duration (0: no freshness pass)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of each consumer server pass (not the ceilings) to `file`.<pass>")
+	cfg := consumer.DefaultConfig()
+	flag.IntVar(&cfg.BatchSize, "batch-size", cfg.BatchSize, "events per batch at most (the consumer server's --batch-size; ceiling B's batches too)")
+	flag.IntVar(&cfg.BatchBytes, "batch-bytes", cfg.BatchBytes, "payload bytes per batch at most (--batch-bytes; ceiling B's batches too)")
 	flag.Parse()
-	if err := run(context.Background(), *events, *rate, *steady); err != nil {
+	if err := run(context.Background(), cfg, *events, *passes, *rate, *steady, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "consumer bench:", err)
 		os.Exit(1)
 	}
@@ -56,7 +65,20 @@ func main() {
 
 var log = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func run(ctx context.Context, n, rate int, steady time.Duration) error {
+// passFigures are one pass's measurements, taken one after the other on
+// the same topic so the machine's load hits them alike.
+type passFigures struct {
+	ack, insert float64 // ceilings A and B, events/s
+	cons        serverFigures
+}
+
+func (p passFigures) lower() float64 { return min(p.ack, p.insert) }
+func (p passFigures) ratio() float64 { return p.cons.rate / p.lower() }
+
+func run(ctx context.Context, cfg consumer.Config, n, passes, rate int, steady time.Duration, cpuprofile string) error {
+	if passes < 1 || n < 1 {
+		return fmt.Errorf("need -events >= 1 and -passes >= 1")
+	}
 	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
 	if err != nil {
 		return err
@@ -79,28 +101,32 @@ func run(ctx context.Context, n, rate int, steady time.Duration) error {
 	fmt.Printf("filling %s with %d events...\n", topic, n)
 	now := time.Now()
 	var rows []chstore.Row
+	var sizes []int // payload bytes per event
 	var wg sync.WaitGroup
 	var sendErr error
 	var mu sync.Mutex
 	// Subscriptions must exist before the messages, or the topic keeps nothing.
 	subs := map[string]pulsar.Consumer{}
-	for _, name := range []string{"ack-only-0", "ack-only-1", "ack-only-2", "consumer-0", "consumer-1", "consumer-2"} {
-		c, err := consumer.Subscribe(client, topic, name)
-		if err != nil {
-			return err
+	for pass := range passes {
+		for _, name := range []string{fmt.Sprintf("ack-only-%d", pass), fmt.Sprintf("consumer-%d", pass)} {
+			c, err := consumer.Subscribe(client, topic, name)
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(name, "consumer-") {
+				// The consumer server subscribes by itself; a consumer left
+				// here would be the active one of the Failover subscription.
+				c.Close()
+				continue
+			}
+			subs[name] = c
 		}
-		if strings.HasPrefix(name, "consumer-") {
-			// The consumer server subscribes by itself; a consumer left
-			// here would be the active one of the Failover subscription.
-			c.Close()
-			continue
-		}
-		subs[name] = c
 	}
 	for i := range n {
 		ev := outboxtest.Event("shard-0", int64(1_000_000+i), now)
 		rows = append(rows, consumer.ToRow(ev, 0, now.UnixMilli()))
 		b, _ := proto.Marshal(ev)
+		sizes = append(sizes, len(b))
 		wg.Add(1)
 		prod.SendAsync(ctx, &pulsar.ProducerMessage{Key: fmt.Sprint(ev.GetDataId()), Payload: b,
 			Properties: map[string]string{"event_id": ev.GetEventId()}}, func(_ pulsar.MessageID, _ *pulsar.ProducerMessage, err error) {
@@ -125,9 +151,11 @@ func run(ctx context.Context, n, rate int, steady time.Duration) error {
 	}
 	dlq.Close()
 
-	// Each figure is the median of three passes over the same topic.
-	var ackRates, insertRates, consRates []float64
-	for pass := range 3 {
+	// Ceiling B inserts the rows in the batches the consumer cuts.
+	batches := cutBatches(rows, sizes, cfg)
+	var figs []passFigures
+	for pass := range passes {
+		var f passFigures
 		// Ceiling A: consume and acknowledge only.
 		start := time.Now()
 		c := subs[fmt.Sprintf("ack-only-%d", pass)]
@@ -141,84 +169,206 @@ func run(ctx context.Context, n, rate int, steady time.Duration) error {
 			}
 			_ = c.Ack(m)
 		}
-		ackRates = append(ackRates, float64(n)/time.Since(start).Seconds())
+		f.ack = float64(n) / time.Since(start).Seconds()
 		c.Close()
 
-		// Ceiling B: raw batched inserts of the same rows, in the consumer's batch size.
+		// Ceiling B: raw batched inserts of the same rows, one after the
+		// other, in the consumer's batches.
 		proj, drop, err := newDB()
 		if err != nil {
 			return err
 		}
 		start = time.Now()
-		batch := consumer.DefaultConfig().BatchSize
-		for i := 0; i < n; i += batch {
-			if err := proj.Insert(ctx, rows[i:min(i+batch, n)]); err != nil {
+		for _, b := range batches {
+			if err := proj.Insert(ctx, b); err != nil {
 				drop()
 				return err
 			}
 		}
-		insertRates = append(insertRates, float64(n)/time.Since(start).Seconds())
+		f.insert = float64(n) / time.Since(start).Seconds()
 		drop()
 
 		// The consumer server, built as services/consumer builds it, on the
 		// pre-filled subscription; the time includes its start.
-		rate, err := serverPass(ctx, topic, fmt.Sprintf("consumer-%d", pass), n)
+		prof := ""
+		if cpuprofile != "" {
+			prof = fmt.Sprintf("%s.%d", cpuprofile, pass+1)
+		}
+		if f.cons, err = serverPass(ctx, cfg, topic, fmt.Sprintf("consumer-%d", pass), n, prof); err != nil {
+			return err
+		}
+		figs = append(figs, f)
+		fmt.Printf("pass %d: ceiling A %.0f/s, ceiling B %.0f/s, consumer %.0f/s = %.1f%% of the lower ceiling\n",
+			pass+1, f.ack, f.insert, f.cons.rate, 100*f.ratio())
+	}
+
+	fmt.Printf("\nconsumer: %d events, Pulsar standalone + ClickHouse 18.16 on one 2-core machine, batches of at most %d events / %d KiB / %s; "+
+		"each pass measures ceiling A, ceiling B and the consumer server one after the other\n",
+		n, cfg.BatchSize, cfg.BatchBytes>>10, cfg.BatchWait)
+	fmt.Printf("%-4s %13s %9s %9s %7s | %10s %6s %7s %7s %7s %7s\n", "pass", "A consume+ack", "B insert", "consumer", "ratio",
+		"from start", "ratio", "start", "insert", "rcv blk", "wr idle")
+	for i, f := range figs {
+		ms := func(d time.Duration) string { return fmt.Sprintf("%.2fs", d.Seconds()) }
+		fmt.Printf("%-4d %13.0f %9.0f %9.0f %6.1f%% | %10.0f %5.1f%% %7s %7s %7s %7s\n", i+1, f.ack, f.insert, f.cons.rate, 100*f.ratio(),
+			f.cons.fromStart, 100*f.cons.fromStart/f.lower(), ms(f.cons.startup), ms(f.cons.insert), ms(f.cons.recvBlocked), ms(f.cons.writerIdle))
+	}
+	ratios := make([]float64, len(figs))
+	for i, f := range figs {
+		ratios[i] = f.ratio()
+	}
+	lo, md, hi := spread(ratios)
+	fmt.Println("  A: consume + ack, no write, on a subscription active since before the fill; B: raw inserts of the same rows, one after the other,")
+	fmt.Println("  in the consumer's batches; consumer: the server's throughput once running (events after its first batch, from that batch")
+	fmt.Println("  applied to the last); from start: all events over the time since consumersvc.New, start included; start: New to the first")
+	fmt.Println("  batch applied (includes the broker's activeConsumerFailoverDelayTimeMillis, 1s by default, before it dispatches to a new")
+	fmt.Println("  active consumer of a Failover subscription); insert: time in ClickHouse inserts; rcv blk: receiving blocked because a cut")
+	fmt.Println("  batch was already waiting for the writer; wr idle: the writer waiting for a batch (the consumer's metrics)")
+	fmt.Printf("ratio consumer / lower ceiling over %d passes: min %.1f%%, median %.1f%%, max %.1f%%\n", len(figs), 100*lo, 100*md, 100*hi)
+	verdict := "met"
+	if lo < 0.6 {
+		verdict = "NOT met"
+	}
+	fmt.Printf("target: consumer >= 60%% of the lower ceiling in each pass: %s (worst pass %.1f%%)\n", verdict, 100*lo)
+
+	if steady > 0 {
+		p50, p99, total, err := freshness(ctx, client, newDB, rate, steady)
 		if err != nil {
 			return err
 		}
-		consRates = append(consRates, rate)
+		fmt.Printf("freshness at %d events/s for %s (%d events): commit -> visible p50 %s, p99 %s (target p99 < 1s)\n",
+			rate, steady, total, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
 	}
-	ackRate, insertRate, consRate := med(ackRates), med(insertRates), med(consRates)
-
-	p50, p99, total, err := freshness(ctx, client, newDB, rate, steady)
-	if err != nil {
-		return err
-	}
-	lower := min(ackRate, insertRate)
-	fmt.Printf("\nconsumer: %d events, Pulsar standalone + ClickHouse 18.16 on one 2-core machine, batch %d, median of 3 passes\n", n, consumer.DefaultConfig().BatchSize)
-	fmt.Printf("%-44s %12s\n", "phase", "events/s")
-	fmt.Printf("%-44s %12.0f\n", "ceiling A: consume + ack, no write", ackRate)
-	fmt.Printf("%-44s %12.0f\n", fmt.Sprintf("ceiling B: raw batched insert (%d rows)", consumer.DefaultConfig().BatchSize), insertRate)
-	fmt.Printf("%-44s %12.0f\n", "consumer server: topic -> ClickHouse, ack after", consRate)
-	fmt.Printf("consumer = %.1f%% of the lower ceiling (target >= 60%%)\n", 100*consRate/lower)
-	fmt.Printf("freshness at %d events/s for %s (%d events): commit -> visible p50 %s, p99 %s (target p99 < 1s)\n",
-		rate, steady, total, p50.Round(time.Millisecond), p99.Round(time.Millisecond))
 	return nil
 }
 
+// cutBatches splits rows as the consumer cuts batches from a backlog: at
+// most cfg.BatchSize events and cfg.BatchBytes of payload each (sizes holds
+// each event's payload bytes).
+func cutBatches(rows []chstore.Row, sizes []int, cfg consumer.Config) [][]chstore.Row {
+	var out [][]chstore.Row
+	var cur []chstore.Row
+	bytes := 0
+	for i, r := range rows {
+		if len(cur) > 0 && bytes+sizes[i] > cfg.BatchBytes {
+			out, cur, bytes = append(out, cur), nil, 0
+		}
+		cur = append(cur, r)
+		bytes += sizes[i]
+		if len(cur) >= cfg.BatchSize || bytes >= cfg.BatchBytes {
+			out, cur, bytes = append(out, cur), nil, 0
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// serverFigures are what one consumer server pass measured.
+type serverFigures struct {
+	// rate is the throughput once running: the events applied after the
+	// first batch over the time from the first batch applied to the last.
+	rate        float64
+	fromStart   float64       // n over the time from the server's start to the last event applied
+	startup     time.Duration // server start to the first batch applied
+	insert      time.Duration // time in ClickHouse inserts
+	recvBlocked time.Duration // receiving blocked because the writer had a batch waiting
+	writerIdle  time.Duration // writer waiting for a batch, after the first
+}
+
 // serverPass runs the consumer server (consumersvc) on subscription until it
-// applied n events, on a fresh projection database, and returns events/s.
-func serverPass(ctx context.Context, topic, subscription string, n int) (float64, error) {
+// applied n events, on a fresh projection database, with a CPU profile of
+// the pass written to prof when set. The consumer's own time accounting is
+// read from the server's metrics endpoint.
+func serverPass(ctx context.Context, cc consumer.Config, topic, subscription string, n int, prof string) (serverFigures, error) {
+	var f serverFigures
 	d, drop, err := infratest.CreateClickHouseDatabase(ctx, "rs_bench", true)
 	if err != nil {
-		return 0, err
+		return f, err
 	}
 	defer drop()
-	cfg, err := consumersvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--auth-tokens=" + auth.DevTokens,
+	cfg, err := consumersvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--auth-tokens=" + auth.DevTokens,
 		"--pulsar-url=" + infratest.PulsarURL(), "--topic=" + topic, "--subscription=" + subscription, "--dead-letter-topic=" + topic + "-DLQ",
-		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + d.Name})
+		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + d.Name,
+		fmt.Sprintf("--batch-size=%d", cc.BatchSize), fmt.Sprintf("--batch-bytes=%d", cc.BatchBytes)})
 	if err != nil {
-		return 0, err
+		return f, err
+	}
+	if prof != "" {
+		pf, err := os.Create(prof)
+		if err != nil {
+			return f, err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return f, err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	svc, err := consumersvc.New(ctx, log, cfg)
 	if err != nil {
-		return 0, err
+		return f, err
 	}
 	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- svc.Run(cctx) }()
-	for svc.Lag().Applied() < int64(n) {
+	var first int64
+	for applied := int64(0); applied < int64(n); applied = svc.Lag().Applied() {
+		if applied > 0 && first == 0 {
+			f.startup, first = time.Since(start), applied
+		}
 		select {
 		case err := <-done:
-			cancel()
-			return 0, fmt.Errorf("consumer server stopped: %w", err)
-		case <-time.After(5 * time.Millisecond):
+			return f, fmt.Errorf("consumer server stopped: %w", err)
+		case <-time.After(time.Millisecond):
 		}
 	}
-	rate := float64(n) / time.Since(start).Seconds()
+	end := time.Since(start)
+	if first == 0 { // everything in one batch
+		f.startup, first = end, int64(n)
+	}
+	f.fromStart = float64(n) / end.Seconds()
+	if first < int64(n) {
+		f.rate = float64(int64(n)-first) / (end - f.startup).Seconds()
+	} else {
+		f.rate = f.fromStart
+	}
+	m, err := scrape(ctx, "http://"+svc.HTTPAddr()+"/metrics")
+	if err != nil {
+		return f, err
+	}
+	sec := func(name string) time.Duration { return time.Duration(m[name] * float64(time.Second)) }
+	f.insert, f.recvBlocked, f.writerIdle = sec("consumer_insert_seconds_sum"), sec("consumer_receive_blocked_seconds_total"),
+		sec("consumer_writer_idle_seconds_total")
 	cancel()
-	return rate, <-done
+	return f, <-done
+}
+
+// scrape reads the unlabelled samples of a Prometheus text endpoint.
+func scrape(ctx context.Context, url string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scraping the consumer's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			out[name] = x
+		}
+	}
+	return out, sc.Err()
 }
 
 type nopDLQ struct{}
@@ -335,8 +485,9 @@ func freshness(ctx context.Context, client pulsar.Client, newDB func() (*chstore
 	return lat[len(lat)/2], lat[len(lat)*99/100], int(total.Load()), nil
 }
 
-func med(v []float64) float64 {
+// spread returns the minimum, median and maximum of v (not empty).
+func spread(v []float64) (lo, md, hi float64) {
 	s := append([]float64(nil), v...)
 	sort.Float64s(s)
-	return s[len(s)/2]
+	return s[0], s[len(s)/2], s[len(s)-1]
 }

@@ -31,13 +31,16 @@ type DeadLetterer interface {
 	DeadLetter(ctx context.Context, msg pulsar.Message, reason string) error
 }
 
-// Config tunes a consumer.
+// Config tunes a consumer. A batch is cut when it holds BatchSize messages
+// or BatchBytes of payload, or BatchWait after its first message arrived,
+// whichever comes first.
 type Config struct {
-	BatchSize int           // messages per insert at most
-	BatchWait time.Duration // longest wait before a partial batch is written
-	Epoch     uint16        // transformation epoch written with every row
-	RetryBase time.Duration // first wait after a failed insert
-	RetryMax  time.Duration // longest wait between insert attempts
+	BatchSize  int           // messages per insert at most
+	BatchBytes int           // payload bytes per insert at most (a single larger message is a batch of its own)
+	BatchWait  time.Duration // longest wait before a partial batch is written
+	Epoch      uint16        // transformation epoch written with every row
+	RetryBase  time.Duration // first wait after a failed insert
+	RetryMax   time.Duration // longest wait between insert attempts
 	// EpochCheck is how long a read epoch floor is trusted before it is read
 	// again (0: DefaultEpochCheck).
 	EpochCheck time.Duration
@@ -48,13 +51,20 @@ const DefaultEpochCheck = 5 * time.Second
 
 // DefaultConfig is a sane default.
 func DefaultConfig() Config {
-	return Config{BatchSize: 5000, BatchWait: 200 * time.Millisecond, RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second}
+	return Config{BatchSize: DefaultBatchSize, BatchBytes: DefaultBatchBytes, BatchWait: 200 * time.Millisecond,
+		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second}
 }
+
+// DefaultBatchSize and DefaultBatchBytes bound a batch by default.
+const (
+	DefaultBatchSize  = 5000
+	DefaultBatchBytes = 4 << 20
+)
 
 // Validate rejects impossible settings.
 func (c Config) Validate() error {
-	if c.BatchSize < 1 || c.BatchWait <= 0 || c.RetryBase <= 0 || c.RetryMax < c.RetryBase || c.EpochCheck < 0 {
-		return fmt.Errorf("consumer config: need batch size >= 1, batch wait > 0, 0 < retry base <= retry max, epoch check >= 0 (got %+v)", c)
+	if c.BatchSize < 1 || c.BatchBytes < 1 || c.BatchWait <= 0 || c.RetryBase <= 0 || c.RetryMax < c.RetryBase || c.EpochCheck < 0 {
+		return fmt.Errorf("consumer config: need batch size >= 1, batch bytes >= 1, batch wait > 0, 0 < retry base <= retry max, epoch check >= 0 (got %+v)", c)
 	}
 	return nil
 }
@@ -178,149 +188,214 @@ func (c *Consumer) WriteErr() error {
 // Lag returns the consumer's lag tracker.
 func (c *Consumer) Lag() *Lag { return c.lag }
 
-// Run consumes until ctx ends. Batches are written by a second goroutine
-// while the next batch is being received (at most one batch waits), so
-// receiving and inserting overlap. Messages of a batch that was not written
-// are never acknowledged, so the broker redelivers them (to this instance
-// after a reconnect, or to another).
+// batch is a run of received messages and their rows, cut by count, bytes
+// or time.
+type batch struct {
+	msgs     []pulsar.Message
+	rows     []chstore.Row
+	bytes    int       // payload bytes
+	inserted time.Time // when ClickHouse acknowledged the insert
+}
+
+// Run consumes until ctx ends, in three stages that overlap:
+//
+//   - receiving (this goroutine): messages are received, decoded and
+//     validated into the current batch, which is cut when it holds
+//     cfg.BatchSize messages, before a message would take its payload above
+//     cfg.BatchBytes (a larger message is a batch of its own), or
+//     cfg.BatchWait after its first message;
+//   - writing: a second goroutine inserts each batch (one synchronous
+//     insert, retried with backoff while it fails) while the next batch is
+//     being received; at most one cut batch waits for it, so memory stays
+//     bounded by about three batches;
+//   - acknowledging: a third goroutine acknowledges a batch's messages once
+//     ClickHouse acknowledged its insert, while the writer inserts the next.
+//
+// Ordering: a message is acknowledged only after the insert holding it was
+// acknowledged by ClickHouse; the messages of a batch that was not written
+// (the insert failed and ctx ended, or the epoch was retired) are never
+// acknowledged, so the broker redelivers them (to this instance after a
+// reconnect, or to another), and writing a redelivered event again is
+// harmless (the same row version). Run returns once all three stages
+// stopped; the acknowledgments of every written batch have then been handed
+// to the Pulsar client.
 //
 // Epoch floor: Run checks it before receiving and before every insert
 // (re-reading it at most every cfg.EpochCheck). When the consumer's epoch is
 // below it, nothing more is inserted or acknowledged and Run returns an
 // *EpochRetiredError (errors.Is ErrEpochRetired). While the floor cannot be
 // read, a batch is not written (as when the insert fails) and is retried.
-func (c *Consumer) Run(ctx context.Context) (runErr error) {
+func (c *Consumer) Run(ctx context.Context) error {
 	if err := c.checkEpoch(ctx); errors.Is(err, ErrEpochRetired) {
 		return err
 	} else if err != nil {
 		c.log.Warn("epoch floor unreadable at start; checked again before every insert", "err", err)
 	}
-	type batch struct {
-		msgs []pulsar.Message
-		rows []chstore.Row
-	}
-	batches := make(chan batch, 1)
-	flushErr := make(chan error, 1)
+	toWrite := make(chan *batch, 1) // a cut batch waiting for the writer
+	toAck := make(chan *batch, 1)   // a written batch waiting for the acker
+	failed := make(chan struct{})   // closed when the writer stops for good
+	var writeErr error              // set before failed is closed
+	ackDone := make(chan struct{})
 	go func() {
-		defer close(flushErr)
-		for b := range batches {
-			if err := c.flush(ctx, b.msgs, b.rows); err != nil {
-				flushErr <- err
-				for range batches { // drain; nothing more is acknowledged
+		defer close(ackDone)
+		for b := range toAck {
+			c.acknowledge(b)
+		}
+	}()
+	writeDone := make(chan struct{})
+	go func() {
+		defer close(writeDone)
+		defer close(toAck)
+		idleSince := time.Time{} // zero until the first batch was written
+		for b := range toWrite {
+			if !idleSince.IsZero() {
+				c.m.writerIdle.Add(time.Since(idleSince).Seconds())
+			}
+			written, err := c.write(ctx, b)
+			if err != nil {
+				writeErr = err
+				close(failed)
+				for range toWrite { // drain; nothing more is written or acknowledged
 				}
 				return
 			}
-		}
-	}()
-	defer func() {
-		close(batches)
-		if err := <-flushErr; err != nil && runErr == nil {
-			runErr = err
+			if written {
+				toAck <- b
+			}
+			idleSince = time.Now()
 		}
 	}()
 
-	var msgs []pulsar.Message
-	var rows []chstore.Row
-	var deadline time.Time
-	send := func() bool {
-		select {
-		case batches <- batch{msgs, rows}:
-		case err := <-flushErr:
-			runErr = err
-			return false
-		case <-ctx.Done():
-			return false
-		}
-		msgs, rows, deadline = nil, nil, time.Time{}
-		return true
+	err := c.receive(ctx, toWrite, failed)
+	close(toWrite)
+	<-writeDone
+	<-ackDone
+	if writeErr != nil {
+		return writeErr
 	}
-	for ctx.Err() == nil {
-		if len(msgs) > 0 && (len(msgs) >= c.cfg.BatchSize || !c.now().Before(deadline)) {
-			if !send() {
-				break
-			}
-			continue
-		}
-		wait := c.cfg.BatchWait
-		if !deadline.IsZero() {
-			wait = time.Until(deadline)
-		}
-		rctx, cancel := context.WithTimeout(ctx, max(wait, time.Millisecond))
-		msg, err := c.cons.Receive(rctx)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
-				c.log.Warn("receiving", "err", err)
-			}
-			select {
-			case err := <-flushErr:
-				runErr = err
-				return runErr
-			default:
-			}
-			continue
-		}
-		ev, err := Decode(msg.Payload())
-		if err != nil {
-			c.deadLetter(ctx, msg, err)
-			continue
-		}
-		if len(msgs) == 0 {
-			deadline = c.now().Add(c.cfg.BatchWait)
-		}
-		msgs = append(msgs, msg)
-		rows = append(rows, ToRow(ev, c.cfg.Epoch, 0))
-	}
-	return runErr
+	return err
 }
 
-// flush writes rows until ClickHouse acknowledges them (backing off while it
-// fails), then acknowledges their messages.
-func (c *Consumer) flush(ctx context.Context, msgs []pulsar.Message, rows []chstore.Row) error {
+// receive fills batches and hands them to the writer until ctx ends or the
+// writer fails (failed closed).
+func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-chan struct{}) error {
+	msgs := c.cons.Chan()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var cur *batch
+	// cut hands the current batch to the writer; false when Run must stop.
+	cut := func() bool {
+		timer.Stop()
+		b := cur
+		cur = nil
+		select {
+		case toWrite <- b:
+			return true
+		default:
+		}
+		blocked := time.Now()
+		defer func() { c.m.receiveBlocked.Add(time.Since(blocked).Seconds()) }()
+		select {
+		case toWrite <- b:
+			return true
+		case <-failed:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-failed:
+			return nil
+		case <-timer.C:
+			if cur != nil && !cut() {
+				return nil
+			}
+		case cm, ok := <-msgs:
+			if !ok {
+				return errors.New("the Pulsar consumer was closed")
+			}
+			msg := cm.Message
+			ev, err := Decode(msg.Payload())
+			if err != nil {
+				c.deadLetter(ctx, msg, err)
+				continue
+			}
+			size := len(msg.Payload())
+			if cur != nil && cur.bytes+size > c.cfg.BatchBytes && !cut() {
+				return nil
+			}
+			if cur == nil {
+				cur = &batch{msgs: make([]pulsar.Message, 0, min(c.cfg.BatchSize, 1024)), rows: make([]chstore.Row, 0, min(c.cfg.BatchSize, 1024))}
+				timer.Reset(c.cfg.BatchWait)
+			}
+			cur.msgs = append(cur.msgs, msg)
+			cur.rows = append(cur.rows, ToRow(ev, c.cfg.Epoch, 0))
+			cur.bytes += size
+			if (len(cur.msgs) >= c.cfg.BatchSize || cur.bytes >= c.cfg.BatchBytes) && !cut() {
+				return nil
+			}
+		}
+	}
+}
+
+// write inserts b's rows until ClickHouse acknowledges them (backing off
+// while it fails). It returns false, and nothing is acknowledged, when ctx
+// ended first; an error only when the epoch is retired.
+func (c *Consumer) write(ctx context.Context, b *batch) (bool, error) {
 	wait := c.cfg.RetryBase
-	var acked time.Time
 	for attempt := 1; ; attempt++ {
 		ingest := c.now().UnixMilli()
-		for i := range rows {
-			rows[i].IngestMs = ingest
+		for i := range b.rows {
+			b.rows[i].IngestMs = ingest
 		}
 		err := c.checkEpoch(ctx)
 		if errors.Is(err, ErrEpochRetired) {
-			return err // nothing inserted, nothing acknowledged
+			return false, err // nothing inserted, nothing acknowledged
 		}
 		if err == nil {
 			start := time.Now()
-			err = c.w.Insert(ctx, rows)
-			acked = time.Now()
-			c.m.insertSeconds.Observe(acked.Sub(start).Seconds())
+			err = c.w.Insert(ctx, b.rows)
+			b.inserted = time.Now()
+			c.m.insertSeconds.Observe(b.inserted.Sub(start).Seconds())
 		}
 		if err == nil {
 			c.writeErr.Store(nil)
-			break
+			c.lag.observeWritten(b.rows)
+			return true, nil
+		}
+		if ctx.Err() != nil {
+			return false, nil // unacknowledged: redelivered later
 		}
 		c.writeErr.Store(&err)
 		c.m.insertFailures.Inc()
-		c.log.Error("batch not written; nothing acknowledged, retrying", "rows", len(rows), "attempt", attempt, "err", err, "retry_in", wait)
+		c.log.Error("batch not written; nothing acknowledged, retrying", "rows", len(b.rows), "attempt", attempt, "err", err, "retry_in", wait)
 		select {
 		case <-ctx.Done():
-			return nil // unacknowledged: redelivered later
+			return false, nil // unacknowledged: redelivered later
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, c.cfg.RetryMax)
 	}
-	for _, m := range msgs {
+}
+
+// acknowledge acknowledges a written batch's messages and counts them as
+// applied (the lag moved when the insert was acknowledged). The Pulsar client groups the acknowledgments (it sends them
+// within 100ms); one lost before reaching the broker only makes it
+// redeliver an applied version.
+func (c *Consumer) acknowledge(b *batch) {
+	for _, m := range b.msgs {
 		if err := c.cons.Ack(m); err != nil {
 			c.log.Warn("acknowledging", "err", err) // redelivery only duplicates an applied version
 		}
 	}
-	c.m.applied.Add(float64(len(rows)))
-	for _, r := range rows {
-		c.lag.Observe(r.ShardID, r.SourceCommitMs, r.IngestMs)
-	}
+	c.m.applied.Add(float64(len(b.rows)))
+	c.lag.countApplied(len(b.rows))
 	if c.hooks.Applied != nil {
-		c.hooks.Applied(rows, acked)
+		c.hooks.Applied(b.rows, b.inserted)
 	}
-	return nil
 }
 
 func (c *Consumer) deadLetter(ctx context.Context, msg pulsar.Message, cause error) {

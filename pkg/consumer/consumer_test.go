@@ -60,6 +60,15 @@ type instance struct {
 // fixture's projection when nil).
 func (f *fixture) start(t *testing.T, client pulsar.Client, w consumer.Writer) *instance {
 	t.Helper()
+	cfg := consumer.DefaultConfig()
+	cfg.BatchWait = 50 * time.Millisecond
+	return f.startWith(t, client, w, cfg)
+}
+
+// startWith is start with the consumer configured by cfg (its retry waits
+// shortened for the tests).
+func (f *fixture) startWith(t *testing.T, client pulsar.Client, w consumer.Writer, cfg consumer.Config) *instance {
+	t.Helper()
 	if client == nil {
 		client = f.client
 	}
@@ -74,8 +83,6 @@ func (f *fixture) start(t *testing.T, client pulsar.Client, w consumer.Writer) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = 50 * time.Millisecond
 	cfg.RetryBase = 50 * time.Millisecond
 	cfg.RetryMax = 200 * time.Millisecond
 	c, err := consumer.New(quiet, cfg, cons, w, dlq, nil, nil, consumer.Hooks{})
@@ -274,6 +281,86 @@ func TestAckLostAfterInsertRedeliveryChangesNothing(t *testing.T) {
 		t.Errorf("report changed by the redelivery (-before +after):\n%s", diff)
 	}
 	waitFor(t, "an empty backlog", 10*time.Second, func() bool { return backlog(t, f.topic, "projection") == 0 })
+}
+
+// recorder is a Writer that records the size of every insert it passes on.
+type recorder struct {
+	w       consumer.Writer
+	payload map[int64]int // payload bytes by data_id
+	mu      sync.Mutex
+	inserts [][2]int // rows, payload bytes
+}
+
+func (r *recorder) Insert(ctx context.Context, rows []chstore.Row) error {
+	if err := r.w.Insert(ctx, rows); err != nil {
+		return err
+	}
+	n := 0
+	for _, row := range rows {
+		n += r.payload[row.DataID]
+	}
+	r.mu.Lock()
+	r.inserts = append(r.inserts, [2]int{len(rows), n})
+	r.mu.Unlock()
+	return nil
+}
+
+// Batches are bounded by count and by payload bytes: no insert holds more
+// than BatchSize events or more than BatchBytes of their payload, and every
+// event is written.
+func TestBatchesBoundedByCountAndBytes(t *testing.T) {
+	const n = 12
+	evs := make([]*fitnessv1.FitnessResultChanged, n)
+	payload := map[int64]int{}
+	lo, hi := 1<<30, 0
+	for i := range evs {
+		evs[i] = event(900000+int64(i), 1, "2.00", false)
+		b, err := proto.Marshal(evs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload[evs[i].GetDataId()] = len(b)
+		lo, hi = min(lo, len(b)), max(hi, len(b))
+	}
+	if 2*hi >= 3*lo {
+		t.Fatalf("payload sizes %d-%d too uneven for the test", lo, hi)
+	}
+	tests := []struct {
+		name             string
+		size, bytes      int
+		maxRows, maxSize int
+	}{
+		{name: "count", size: 3, bytes: 1 << 20, maxRows: 3, maxSize: 1 << 20},
+		{name: "bytes", size: 1000, bytes: 2 * hi, maxRows: 2, maxSize: 2 * hi}, // three never fit
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			rec := &recorder{w: f.proj, payload: payload}
+			cfg := consumer.DefaultConfig()
+			cfg.BatchSize, cfg.BatchBytes, cfg.BatchWait = tc.size, tc.bytes, 2*time.Second // cut by count or bytes, not time
+			in := f.startWith(t, nil, rec, cfg)
+			f.send(t, evs...)
+			in.waitApplied(t, n)
+			rec.mu.Lock()
+			defer rec.mu.Unlock()
+			t.Logf("inserts (rows, payload bytes): %v", rec.inserts)
+			total := 0
+			for _, ins := range rec.inserts {
+				total += ins[0]
+				if ins[0] > tc.maxRows || ins[1] > tc.maxSize {
+					t.Errorf("an insert of %d rows, %d payload bytes; want at most %d rows, %d bytes (inserts: %v)",
+						ins[0], ins[1], tc.maxRows, tc.maxSize, rec.inserts)
+				}
+			}
+			if total != n {
+				t.Errorf("rows inserted = %d, want %d", total, n)
+			}
+			if got := len(f.state(t)); got != n {
+				t.Errorf("records = %d, want %d", got, n)
+			}
+		})
+	}
 }
 
 // subscription is what the broker's admin API says of a subscription.

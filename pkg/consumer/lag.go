@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resultsync/resultsync/pkg/chstore"
 )
 
 // ShardLag is the projection's freshness for one source shard.
@@ -28,15 +30,21 @@ type Lag struct {
 // NewLag returns an empty tracker.
 func NewLag() *Lag { return &Lag{shards: map[string][2]int64{}} }
 
-// Observe records an applied event.
-func (l *Lag) Observe(shard string, commitMs, ingestMs int64) {
-	l.applied.Add(1)
+// observeWritten records the rows of a batch ClickHouse acknowledged (one
+// lock for the batch): the projection's freshness moves when the rows are
+// visible, before their messages are acknowledged.
+func (l *Lag) observeWritten(rows []chstore.Row) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if cur, ok := l.shards[shard]; !ok || commitMs >= cur[0] {
-		l.shards[shard] = [2]int64{commitMs, ingestMs}
+	for _, r := range rows {
+		if cur, ok := l.shards[r.ShardID]; !ok || r.SourceCommitMs >= cur[0] {
+			l.shards[r.ShardID] = [2]int64{r.SourceCommitMs, r.IngestMs}
+		}
 	}
 }
+
+// countApplied counts n events written and acknowledged.
+func (l *Lag) countApplied(n int) { l.applied.Add(int64(n)) }
 
 // Snapshot returns the lag of every shard seen, sorted by shard.
 func (l *Lag) Snapshot(now time.Time) []ShardLag {
@@ -52,7 +60,8 @@ func (l *Lag) Snapshot(now time.Time) []ShardLag {
 	return out
 }
 
-// Applied counts events applied since start.
+// Applied counts events applied since start: written to ClickHouse and
+// then acknowledged.
 func (l *Lag) Applied() int64 { return l.applied.Load() }
 
 // ObserveDeadLetter counts a dead-lettered event.
@@ -64,6 +73,10 @@ func (l *Lag) DeadLettered() int64 { return l.dead.Load() }
 type metrics struct {
 	applied, deadLettered, insertFailures prometheus.Counter
 	insertSeconds                         prometheus.Histogram
+	// Where the pipeline waits: receiving blocked because a cut batch is
+	// already waiting for the writer (the writer is the bottleneck), and
+	// the writer waiting for a batch after its first (receiving is).
+	receiveBlocked, writerIdle prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
@@ -73,6 +86,10 @@ func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
 		insertFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_insert_failures_total", Help: "Failed ClickHouse batch inserts (retried; nothing acknowledged)."}),
 		insertSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "consumer_insert_seconds", Help: "ClickHouse batch insert time.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)}),
+		receiveBlocked: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_receive_blocked_seconds_total",
+			Help: "Time receiving waited because a cut batch was already waiting for the writer."}),
+		writerIdle: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_writer_idle_seconds_total",
+			Help: "Time the writer waited for the next batch (after the first)."}),
 	}
 	if reg != nil {
 		lagVec := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "projection_lag_seconds_max", Help: "Largest per-shard projection lag: now minus the source commit time of the newest applied event."},
@@ -83,7 +100,7 @@ func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
 				}
 				return worst
 			})
-		reg.MustRegister(m.applied, m.deadLettered, m.insertFailures, m.insertSeconds, lagVec, shardLagCollector{lag})
+		reg.MustRegister(m.applied, m.deadLettered, m.insertFailures, m.insertSeconds, m.receiveBlocked, m.writerIdle, lagVec, shardLagCollector{lag})
 	}
 	return m
 }

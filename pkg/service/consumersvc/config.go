@@ -70,6 +70,7 @@ func Load(args []string) (Config, error) {
 	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.Int(&c.Consumer.BatchSize, "batch-size", "RS_CONSUMER_BATCH_SIZE", d.BatchSize, "events per insert at most")
+	l.Int(&c.Consumer.BatchBytes, "batch-bytes", "RS_CONSUMER_BATCH_BYTES", d.BatchBytes, "payload bytes per insert at most")
 	l.Duration(&c.Consumer.BatchWait, "batch-wait", "RS_CONSUMER_BATCH_WAIT", d.BatchWait, "longest wait before a partial batch is written")
 	l.Duration(&c.Consumer.RetryBase, "retry-base", "RS_CONSUMER_RETRY_BASE", d.RetryBase, "first wait after a failed insert")
 	l.Duration(&c.Consumer.RetryMax, "retry-max", "RS_CONSUMER_RETRY_MAX", d.RetryMax, "longest wait between insert attempts")
