@@ -172,9 +172,13 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		}
 		// Done when the relays report every event SENT (counted in
 		// process: polling COUNT(*) of the SENT rows every few milliseconds
-		// cost the database as much as the relays' own statements), then
-		// checked in the database.
-		<-obs.done
+		// cost the database as much as the relays' own statements), or
+		// when a once-a-second count finds them all (a SENT update whose
+		// answer was lost is not counted in process).
+		if err := waitAllSent(ctx, shards, events, obs.done); err != nil {
+			cancel()
+			return err
+		}
 		elapsed := time.Since(start)
 		locks.stop()
 		cancel()
@@ -308,6 +312,25 @@ func sentCount(ctx context.Context, shards []shardDB) (int, error) {
 		total += n
 	}
 	return total, nil
+}
+
+func waitAllSent(ctx context.Context, shards []shardDB, want int, done <-chan struct{}) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return nil
+		case <-t.C:
+			n, err := sentCount(ctx, shards)
+			if err != nil {
+				return err
+			}
+			if n == want {
+				return nil
+			}
+		}
+	}
 }
 
 func checkAllSent(ctx context.Context, shards []shardDB, want int) error {

@@ -132,9 +132,19 @@ func (r *Repo) ClaimBatch(ctx context.Context, spec ClaimSpec) (Claim, error) {
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 
 	c := Claim{Token: newToken(), Lease: now.Add(spec.Lease)}
+	// Which of the rarely eligible statuses have eligible rows, by a
+	// consistent (non-locking) read: a locking scan of an empty range locks
+	// the first record past it — on MariaDB the oldest PROCESSING row of
+	// another claimant, whose SENT update then waits for this claim to
+	// commit.
+	var expired, retries bool
+	if err := tx.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM outbox_event WHERE status = 'PROCESSING' AND due_time <= ?), "+
+		"EXISTS(SELECT 1 FROM outbox_event WHERE status = 'FAILED' AND due_time <= ?)", now, now).Scan(&expired, &retries); err != nil {
+		return Claim{}, fmt.Errorf("probing expired leases and due retries on %s: %w", r.shardID, err)
+	}
 	// Expired leases first, one row at a time; the ones that reach the
 	// limit are parked and the next is looked at.
-	for len(c.Parked) < spec.Limit {
+	for expired && len(c.Parked) < spec.Limit {
 		got, err := claimStatus(ctx, tx, StatusProcessing, now, 1)
 		if err != nil {
 			return Claim{}, fmt.Errorf("claiming expired leases on %s: %w", r.shardID, err)
@@ -168,6 +178,9 @@ func (r *Repo) ClaimBatch(ctx context.Context, spec ClaimSpec) (Claim, error) {
 	for _, st := range []string{StatusFailed, StatusNew} {
 		if len(c.Rows) >= spec.Limit {
 			break
+		}
+		if st == StatusFailed && !retries {
+			continue
 		}
 		got, err := claimStatus(ctx, tx, st, now, spec.Limit-len(c.Rows))
 		if err != nil {
