@@ -6,6 +6,7 @@ package reconcileapi
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -86,7 +87,7 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 		return nil, status.Error(codes.InvalidArgument, "scope.project_id and scope.school_id must be positive, or 0 for all")
 	case req.GetDepth() < fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS || req.GetDepth() > fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT:
 		return nil, status.Error(codes.InvalidArgument, "depth must be COUNTS, VERSIONS or CONTENT")
-	case req.GetSampleRate() < 0 || req.GetSampleRate() > 1:
+	case math.IsNaN(req.GetSampleRate()) || req.GetSampleRate() < 0 || req.GetSampleRate() > 1:
 		return nil, status.Error(codes.InvalidArgument, "sample_rate must be between 0 and 1")
 	}
 	ok, err := s.camps.CampaignExists(ctx, sc.GetDetectId())

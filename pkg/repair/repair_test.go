@@ -593,7 +593,6 @@ func TestRateLimitPerShard(t *testing.T) {
 	if len(times) != 2 {
 		t.Fatalf("replays on %d shards, want 2", len(times))
 	}
-	var first, last time.Time
 	for shard, ts := range times {
 		// In any window of one second at most rate + burst (1) replays.
 		for i := range ts {
@@ -611,17 +610,9 @@ func TestRateLimitPerShard(t *testing.T) {
 		if span, min := ts[len(ts)-1].Sub(ts[0]), time.Duration(float64(len(ts)-1)/20*0.9*float64(time.Second)); span < min {
 			t.Errorf("%s: %d replays in %s; at 20/s they need at least %s", shard, len(ts), span, min)
 		}
-		if first.IsZero() || ts[0].Before(first) {
-			first = ts[0]
-		}
-		if ts[len(ts)-1].After(last) {
-			last = ts[len(ts)-1]
-		}
 	}
-	// One budget for both shards would need (60-1)/20 = 2.95 s.
-	if total := last.Sub(first); total > 2600*time.Millisecond {
-		t.Errorf("60 replays over two shards took %s; the rate is per shard", total)
-	}
+	// That the budget is per shard, not shared, is TestBudgetIsPerShard
+	// (a shared budget is also what a slow machine looks like here).
 }
 
 // Cancelling an executing repair stops it: no more replays, the rest stays
