@@ -6,6 +6,7 @@ package reconcileapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -138,7 +139,9 @@ func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.Lis
 	if err != nil {
 		return nil, err
 	}
-	before, err := paging.Position(req.GetPageToken())
+	// A token is bound to the query it came from: another campaign's is refused.
+	scope := fmt.Sprintf("runs|%d", req.GetDetectId())
+	before, err := paging.Decode(req.GetPageToken(), scope)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +152,7 @@ func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.Lis
 	resp := &fitnessv1.ListReconciliationRunsResponse{}
 	if len(runs) > size {
 		runs = runs[:size]
-		resp.NextPageToken = paging.Token(ids[size-1])
+		resp.NextPageToken = paging.Encode(scope, ids[size-1])
 	}
 	for _, r := range runs {
 		resp.Runs = append(resp.Runs, toProto(r))
@@ -198,17 +201,19 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	if c := req.GetClass(); c < 0 || c > fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE {
 		return nil, status.Error(codes.InvalidArgument, "unknown discrepancy class")
 	}
-	run, err := s.store.Get(ctx, req.GetRunId())
-	if err != nil {
-		return nil, internal(err)
-	}
 	size, err := paging.Size(req.GetPageSize(), 100, 1000)
 	if err != nil {
 		return nil, err
 	}
-	after, err := paging.Position(req.GetPageToken())
+	// A token is bound to the run and class it came from: another run's is refused.
+	scope := fmt.Sprintf("discrepancies|%s|%d", req.GetRunId(), req.GetClass())
+	after, err := paging.Decode(req.GetPageToken(), scope)
 	if err != nil {
 		return nil, err
+	}
+	run, err := s.store.Get(ctx, req.GetRunId())
+	if err != nil {
+		return nil, internal(err)
 	}
 	ds, err := s.store.Discrepancies(ctx, req.GetRunId(), reconcile.Class(req.GetClass()), after, size+1)
 	if err != nil {
@@ -217,7 +222,7 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	resp := &fitnessv1.ListDiscrepanciesResponse{}
 	if len(ds) > size {
 		ds = ds[:size]
-		resp.NextPageToken = paging.Token(ds[size-1].DataID)
+		resp.NextPageToken = paging.Encode(scope, ds[size-1].DataID)
 	}
 	side := func(r *reconcile.Record) *fitnessv1.RecordSide {
 		if r == nil {

@@ -161,6 +161,15 @@ func TestRunFindsAndListsDiscrepancies(t *testing.T) {
 		!d.GetSource().GetPresent() || d.GetTarget().GetPresent() || d.GetSource().GetCanonical() != "900001|2|0|10001|3|7|5|2310|m" {
 		t.Errorf("first discrepancy = %v", d)
 	}
+	// A page token belongs to its run and class: used for another, refused.
+	for _, other := range []*fitnessv1.ListDiscrepanciesRequest{
+		{RunId: "another-run", PageToken: list.GetNextPageToken()},
+		{RunId: final.GetRunId(), Class: fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_CONTENT_MISMATCH, PageToken: list.GetNextPageToken()},
+	} {
+		if _, err := f.client.ListDiscrepancies(ctx, other); status.Code(err) != codes.InvalidArgument {
+			t.Errorf("ListDiscrepancies(%v) with another query's token = %v; want INVALID_ARGUMENT", other, err)
+		}
+	}
 	list, err = f.client.ListDiscrepancies(ctx, &fitnessv1.ListDiscrepanciesRequest{RunId: final.GetRunId(), PageToken: list.GetNextPageToken()})
 	if err != nil || len(list.GetDiscrepancies()) != 1 || list.GetDiscrepancies()[0].GetClass() != fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_CONTENT_MISMATCH ||
 		list.GetDiscrepancies()[0].GetTarget().GetCanonical() != "900002|1|0|10001|3|9|5|2310|m" {
