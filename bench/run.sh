@@ -4,7 +4,7 @@
 # $RS_STATE/bench/, and ends with the figures that carry a target, engine
 # beside engine.
 #
-#   bench/run.sh [bench ...]        (default: writepath relay consumer reconcile)
+#   bench/run.sh [bench ...]        (default: writepath relay consumer reconcile repair)
 #   RS_BENCH_ENGINES="mysql" bench/run.sh writepath
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
@@ -13,7 +13,7 @@ cd "$RS_ROOT"
 
 engines=${RS_BENCH_ENGINES:-mysql mariadb}
 benches=("$@")
-[ ${#benches[@]} -gt 0 ] || benches=(writepath relay consumer reconcile)
+[ ${#benches[@]} -gt 0 ] || benches=(writepath relay consumer reconcile repair)
 out=$RS_STATE/bench
 mkdir -p "$out"
 
