@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -68,7 +69,10 @@ func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]Bucke
 			cur := out[b]
 			out[b] = BucketSum{Live: cur.Live + x.Live, VersionXor: cur.VersionXor ^ x.VersionXor, DigestXor: cur.DigestXor ^ x.DigestXor}
 		}
-		if err := rows.Close(); err != nil {
+		// Err, not only Close: an error that ended the iteration early is
+		// reported by Err alone, and a truncated read would pass for a
+		// shard with fewer records.
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 			return nil, fmt.Errorf("shard %d buckets: %w", i, err)
 		}
 	}
@@ -140,7 +144,7 @@ func (m MySQLSource) records(ctx context.Context, s Scope, n int, buckets []int,
 			}
 			out[r.DataID] = r
 		}
-		if err := rows.Close(); err != nil {
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil { // Err: see Buckets
 			return fmt.Errorf("shard %d records: %w", i, err)
 		}
 	}
