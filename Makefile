@@ -119,13 +119,7 @@ fuzz: fuzz-go fuzz-rpc ## Run every Go fuzz target for FUZZTIME (default 10s) ea
 
 .PHONY: fuzz-go
 fuzz-go: ## Run every Go fuzz target (func FuzzX in a _test.go file), one at a time, for FUZZTIME each.
-	@set -euo pipefail; \
-	for f in $$(git ls-files --cached --others --exclude-standard -- '*_test.go' | xargs grep -l '^func Fuzz'); do \
-		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
-			echo "== ./$$(dirname $$f) $$t ($(FUZZTIME))"; \
-			$(GO) test -run='^$$' -fuzz="^$$t\$$" -fuzztime=$(FUZZTIME) ./$$(dirname $$f); \
-		done; \
-	done
+	FUZZTIME=$(FUZZTIME) GO=$(GO) deploy/local/fuzz-go.sh
 
 .PHONY: fuzz-rpc
 fuzz-rpc: ## Random well-typed calls of every RPC of every server (test/rpcfuzz, RPCFUZZ_CALLS calls) on the local infrastructure.
