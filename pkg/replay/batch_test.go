@@ -177,63 +177,6 @@ func TestReplayBatchDoesWhatReplayDoes(t *testing.T) {
 	}
 }
 
-// TestReplayBatchWaitsForCorrection: a correction to version 5 holds a
-// record's row lock (its transaction open just before COMMIT) when a batch
-// including it starts. The batch waits and replays version 5, never version
-// 4 after version 5 committed; the outbox ends delivering version 5.
-func TestReplayBatchWaitsForCorrection(t *testing.T) {
-	e := newEnv(t)
-	const id, other = 900011, 900013
-	e.record(t, id, "2.21")
-	for v, res := range []string{"2.31", "2.41", "2.51"} {
-		e.correct(t, id, int64(v+1), res)
-	}
-	e.record(t, other, "1.50")
-	e.deliverAll(t)
-	e.purgeSent(t)
-
-	tx, err := e.db(id).BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback() //nolint:errcheck // committed below
-	if res, err := tx.Exec(`UPDATE fitness_result SET result = 2.61, version = 5, update_time = UTC_TIMESTAMP(3)
-		WHERE data_id = ? AND version = 4`, id); err != nil {
-		t.Fatal(err)
-	} else if n, _ := res.RowsAffected(); n != 1 {
-		t.Fatalf("correction to version 5 matched %d rows", n)
-	}
-	type result struct {
-		outs []replay.Outcome
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		outs, err := e.r.ReplayBatch(t.Context(), []int64{other, id})
-		done <- result{outs, err}
-	}()
-	waitLockWaits(t, e.db(id), 1)
-	select {
-	case r := <-done:
-		t.Fatalf("ReplayBatch returned %+v, %v while the correction held the row", r.outs, r.err)
-	default:
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if got := r.outs[1]; got.Err != nil || got.Version != 5 || got.EventID != canonical.EventID(id, 5) {
-		t.Fatalf("ReplayBatch of %d = %+v; want version 5 (committed before it read)", id, got)
-	}
-	if got := r.outs[0]; got.Err != nil || got.Version != 1 {
-		t.Fatalf("ReplayBatch of %d = %+v; want version 1", other, got)
-	}
-	assertOutboxDelivers(t, e, id, 5)
-}
-
 // TestReplayOfAResultRecordedWithTrailingZeros: a result recorded as "1.80"
 // through the store is published as its canonical "1.8", so the event of
 // version 1 is what a replay builds from the row: the replay re-arms it

@@ -235,55 +235,81 @@ func TestReplayIsIdempotent(t *testing.T) {
 // (its transaction is open, just before COMMIT) when the replay starts. The
 // replay waits for it and delivers version 5 — the correction's own row —
 // never version 4 after version 5 committed, and no version the source did
-// not commit.
+// not commit. Replay, and ReplayBatch with another record of the shard in
+// the same batch.
 func TestReplayWaitsForCorrection(t *testing.T) {
-	e := newEnv(t)
-	const id = 900011
-	e.record(t, id, "2.21")
-	for v, res := range []string{"2.31", "2.41", "2.51"} {
-		e.correct(t, id, int64(v+1), res)
-	}
-	e.deliverAll(t)
-	e.purgeSent(t)
+	const id, other = 900011, 900013
+	for _, tc := range []struct {
+		name   string
+		replay func(e *env) (version int64, eventID string, err error)
+	}{
+		{"Replay", func(e *env) (int64, string, error) {
+			_, v, ev, _, err := e.r.Replay(t.Context(), id)
+			return v, ev, err
+		}},
+		{"ReplayBatch", func(e *env) (int64, string, error) {
+			outs, err := e.r.ReplayBatch(t.Context(), []int64{other, id})
+			if err != nil {
+				return 0, "", err
+			}
+			if o := outs[0]; o.Err != nil || o.Version != 1 {
+				return 0, "", fmt.Errorf("the other record of the batch: %+v", o)
+			}
+			return outs[1].Version, outs[1].EventID, outs[1].Err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.record(t, id, "2.21")
+			for v, res := range []string{"2.31", "2.41", "2.51"} {
+				e.correct(t, id, int64(v+1), res)
+			}
+			e.record(t, other, "1.50")
+			e.deliverAll(t)
+			e.purgeSent(t)
 
-	// A concurrent writer's transaction, open just before COMMIT: the
-	// correction to version 5 is written and holds the row lock.
-	tx, err := e.db(id).BeginTx(t.Context(), nil)
-	if err != nil {
-		t.Fatal(err)
+			// A concurrent writer's transaction, open just before COMMIT: the
+			// correction to version 5 is written and holds the row lock.
+			tx, err := e.db(id).BeginTx(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback() //nolint:errcheck // committed below
+			if res, err := tx.Exec(`UPDATE fitness_result SET result = 2.61, version = 5, update_time = UTC_TIMESTAMP(3)
+				WHERE data_id = ? AND version = 4`, id); err != nil {
+				t.Fatal(err)
+			} else if n, _ := res.RowsAffected(); n != 1 {
+				t.Fatalf("correction to version 5 matched %d rows", n)
+			}
+			type result struct {
+				version int64
+				eventID string
+				err     error
+			}
+			done := make(chan result, 1)
+			go func() {
+				v, ev, err := tc.replay(e)
+				done <- result{v, ev, err}
+			}()
+			waitLockWaits(t, e.db(id), 1) // the replay waits for the correction's lock
+			select {
+			case r := <-done:
+				t.Fatalf("the replay returned %+v while the correction held the row", r)
+			default:
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			r := <-done
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.version != 5 || r.eventID != canonical.EventID(id, 5) {
+				t.Fatalf("the replay delivered %+v; want version 5 (committed before it read)", r)
+			}
+			assertOutboxDelivers(t, e, id, 5)
+		})
 	}
-	if res, err := tx.Exec(`UPDATE fitness_result SET result = 2.61, version = 5, update_time = UTC_TIMESTAMP(3)
-		WHERE data_id = ? AND version = 4`, id); err != nil {
-		t.Fatal(err)
-	} else if n, _ := res.RowsAffected(); n != 1 {
-		t.Fatalf("correction to version 5 matched %d rows", n)
-	}
-	type result struct {
-		got replayed
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		s, v, ev, del, err := e.r.Replay(t.Context(), id)
-		done <- result{replayed{s, v, ev, del}, err}
-	}()
-	waitLockWaits(t, e.db(id), 1) // the replay waits for the correction's lock
-	select {
-	case r := <-done:
-		t.Fatalf("Replay returned %+v, %v while the correction held the row", r.got, r.err)
-	default:
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if r.got.Version != 5 || r.got.EventID != canonical.EventID(id, 5) {
-		t.Fatalf("Replay = %+v; want version 5 (committed before it read)", r.got)
-	}
-	assertOutboxDelivers(t, e, id, 5)
 }
 
 // TestCorrectionWaitsForReplay: the replay holds the row lock (its outbox
