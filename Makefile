@@ -34,15 +34,24 @@ $(BIN)/grpcurl: go.mod go.sum
 $(BIN)/golangci-lint: tools/golangci-lint/go.mod tools/golangci-lint/go.sum
 	cd tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
+# Client packages in other languages: clients/<lang>/ each with generate.sh
+# (regenerates its committed code from proto/ with pinned local generators)
+# and test.sh (its own runner against the servers started by
+# deploy/local/servers.sh; addresses in RS_*_ADDR, see test-clients).
+CLIENT_LANGS := python typescript java
+
 .PHONY: generate
-generate: $(BIN)/buf ## Regenerate gen/ from proto/ (local plugins only).
+generate: $(BIN)/buf ## Regenerate gen/ and every client's generated code from proto/ (local plugins only).
 	$(BIN)/buf generate
+	@set -e; for l in $(CLIENT_LANGS); do \
+		if [ -x clients/$$l/generate.sh ]; then echo "== generate $$l client"; clients/$$l/generate.sh; fi; \
+	done
 
 .PHONY: check-generate
-check-generate: generate ## Fail when gen/ is stale.
-	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
-		git status --porcelain -- gen; \
-		echo "gen/ is stale: run 'make generate' and commit the result" >&2; exit 1; \
+check-generate: generate ## Fail when gen/ or any client's generated code is stale.
+	@if [ -n "$$(git status --porcelain -- gen clients)" ]; then \
+		git status --porcelain -- gen clients; \
+		echo "generated code is stale: run 'make generate' and commit the result" >&2; exit 1; \
 	fi
 
 .PHONY: lint
@@ -101,8 +110,14 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 		$(GO) test $(GOTEST_FLAGS) $(SHARD_PKGS)
 	@echo "== ClickHouse-level packages again on ClickHouse 26 (chdb-core)"
 	$(LOCAL_ENV); RS_CH_ENGINE=chdb RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) $(CH_PKGS)
+	@echo "== clients (Python, TypeScript, Java) and the README's examples against the running servers"
+	$(MAKE) test-clients
 	@echo "== outage tests, alone: the Pulsar broker is stopped and restarted"
 	$(MAKE) test-outage
+
+.PHONY: test-clients
+test-clients: build ## Start the six servers (deploy/local/servers.sh) and run every client's tests and the README's examples against them.
+	$(LOCAL_ENV); deploy/local/test-clients.sh $(CLIENT_LANGS)
 
 .PHONY: test-outage
 test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).
