@@ -173,6 +173,7 @@ mysqlx                         = OFF
 secure-file-priv               = ""
 skip-name-resolve
 character-set-server           = utf8mb4
+# performance_schema is OFF unless RS_MYSQL_PERFORMANCE_SCHEMA=ON (for profiling statements).
 # Kept as in production: binary log ON, REPEATABLE-READ, log_bin_trust_function_creators=0,
 # server-id 1 and the default collation (utf8mb4_0900_ai_ci). The binary log is expired after
 # an hour (checked at each rotation and start), so repeated test runs do not fill the disk.
@@ -181,7 +182,7 @@ default-time-zone              = '+00:00'
 max_connections                = 500
 max_allowed_packet             = 64M
 innodb_buffer_pool_size        = 512M
-performance_schema             = OFF
+performance_schema             = ${RS_MYSQL_PERFORMANCE_SCHEMA:-OFF}
 
 [client]
 socket                         = $MY_SOCK

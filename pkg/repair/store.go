@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"strings"
 	"time"
 
@@ -183,9 +184,16 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 
 // ---- repairs ----
 
+// A repair's counters: its row's plus its progress slots' (FinishItems).
+const (
+	itemsDoneSQL   = "(items_done + COALESCE((SELECT SUM(p.items_done) FROM repair_progress p WHERE p.repair_id = repair.repair_id), 0))"
+	itemsFailedSQL = "(items_failed + COALESCE((SELECT SUM(p.items_failed) FROM repair_progress p WHERE p.repair_id = repair.repair_id), 0))"
+	updateTimeSQL  = "GREATEST(update_time, COALESCE((SELECT MAX(p.update_time) FROM repair_progress p WHERE p.repair_id = repair.repair_id), update_time))"
+)
+
 const repairColumns = `repair_id, request_id, run_id, detect_id, project_id, school_id, action, state, requires_approval, reason,
-	created_by, approved_by, approve_reason, rebuild_id, rebuild_epoch, items_total, items_done, items_failed, verification,
-	message, COALESCE(lease_owner, ''), create_time, update_time, state_time, approve_time, end_time, verify_deadline`
+	created_by, approved_by, approve_reason, rebuild_id, rebuild_epoch, items_total, ` + itemsDoneSQL + `, ` + itemsFailedSQL + `, verification,
+	message, COALESCE(lease_owner, ''), create_time, ` + updateTimeSQL + `, state_time, approve_time, end_time, verify_deadline`
 
 func scanRepair(sc interface{ Scan(...any) error }, extra ...any) (Repair, error) {
 	var r Repair
@@ -620,71 +628,96 @@ func (s *Store) FinishItem(ctx context.Context, repairID, owner string, res Item
 }
 
 // FinishItems records the outcomes of many items of a repair in one
-// transaction (each as FinishItem does; the repair's counters are updated
-// once), so that a batch of replays costs one commit in the control
-// database, not one per item.
+// transaction (each as FinishItem does), so that a batch of replays costs one
+// commit in the control database, not one per item. The lease is checked
+// under a shared lock on the repair's row, which the executor's workers hold
+// together while a takeover (an update of the row) waits for them; the
+// counts go to one of the repair's progress slots, chosen at random, so the
+// workers do not queue on one counter row either.
 func (s *Store) FinishItems(ctx context.Context, repairID, owner string, results []ItemResult) error {
 	if len(results) == 0 {
 		return nil
 	}
 	now := s.now()
-	var ok, bad []ItemResult
-	for _, res := range results {
-		if res.Outcome == OutcomeFailed {
-			bad = append(bad, res)
-		} else {
-			ok = append(ok, res)
-		}
-	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		done, err := finishItems(ctx, tx, repairID, ok, now)
-		if err != nil {
-			return err
+		var one int
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM repair WHERE repair_id = ? AND lease_owner = ? LOCK IN SHARE MODE", repairID, owner).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errLeaseLost
 		}
-		failed, err := finishItems(ctx, tx, repairID, bad, now)
 		if err != nil {
-			return err
+			return fmt.Errorf("checking the lease of repair %s: %w", repairID, err)
+		}
+		var done, failed int64
+		for _, outcome := range []bool{false, true} {
+			var part []ItemResult
+			for _, res := range results {
+				if (res.Outcome == OutcomeFailed) == outcome {
+					part = append(part, res)
+				}
+			}
+			n, err := finishItems(ctx, tx, repairID, part, now)
+			if err != nil {
+				return err
+			}
+			if outcome {
+				failed = n
+			} else {
+				done = n
+			}
 		}
 		if done+failed == 0 {
 			return nil
 		}
-		r, err := tx.ExecContext(ctx, `UPDATE repair SET items_done = items_done + ?, items_failed = items_failed + ?, update_time = ?
-			WHERE repair_id = ? AND lease_owner = ?`, done, failed, now, repairID, owner)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO repair_progress (repair_id, slot, items_done, items_failed, update_time) VALUES (?, ?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE items_done = items_done + ?, items_failed = items_failed + ?, update_time = GREATEST(update_time, ?)`,
+			repairID, mrand.IntN(progressSlots), done, failed, now, done, failed, now); err != nil {
 			return fmt.Errorf("counting %d items of repair %s: %w", done+failed, repairID, err)
-		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			if err == nil {
-				err = errLeaseLost
-			}
-			return err
 		}
 		return nil
 	})
 }
 
+// progressSlots is how many counter rows a repair's progress is spread over.
+const progressSlots = 16
+
+// itemOutcome is an item's outcome as finishItems passes it to JSON_TABLE.
+type itemOutcome struct {
+	Seq            int    `json:"s"`
+	Outcome        string `json:"o"`
+	ShardID        string `json:"h"`
+	AppliedVersion int64  `json:"v"`
+	EventID        string `json:"e"`
+	RowsRemoved    int64  `json:"r"`
+	Attempts       int    `json:"a"`
+	Message        string `json:"m"`
+}
+
 // finishItems records outcomes of PENDING items, a statement per itemBatch
-// (an UPDATE joined with the outcomes as a derived table), and returns how
-// many were PENDING (the others were recorded before: a resumed repair).
+// (an UPDATE joined with the outcomes, passed as one JSON document read by
+// JSON_TABLE: one parameter to parse instead of a derived table of a SELECT
+// per item), and returns how many were PENDING (the others were recorded
+// before: a resumed repair).
 func finishItems(ctx context.Context, tx *sql.Tx, repairID string, results []ItemResult, now time.Time) (int64, error) {
 	var n int64
 	for i := 0; i < len(results); i += itemBatch {
 		chunk := results[i:min(i+itemBatch, len(results))]
-		args := make([]any, 0, 8*len(chunk)+3)
-		var rows strings.Builder
+		outs := make([]itemOutcome, len(chunk))
 		for j, res := range chunk {
-			if j == 0 {
-				rows.WriteString("SELECT ? AS seq, ? AS outcome, ? AS shard_id, ? AS applied_version, ? AS event_id, ? AS rows_removed, ? AS attempts, ? AS message")
-			} else {
-				rows.WriteString(" UNION ALL SELECT ?, ?, ?, ?, ?, ?, ?, ?")
-			}
-			args = append(args, res.Seq, res.Outcome, res.ShardID, res.AppliedVersion, clip(res.EventID, 128), res.RowsRemoved, res.Attempts, clip(res.Message, maxNote))
+			outs[j] = itemOutcome{Seq: res.Seq, Outcome: res.Outcome, ShardID: res.ShardID, AppliedVersion: res.AppliedVersion,
+				EventID: clip(res.EventID, 128), RowsRemoved: res.RowsRemoved, Attempts: res.Attempts, Message: clip(res.Message, maxNote)}
 		}
-		args = append(args, now, repairID)
-		r, err := tx.ExecContext(ctx, `UPDATE repair_item i JOIN (`+rows.String()+`) v ON v.seq = i.seq
+		doc, err := json.Marshal(outs)
+		if err != nil {
+			return n, fmt.Errorf("encoding %d item outcomes of repair %s: %w", len(chunk), repairID, err)
+		}
+		r, err := tx.ExecContext(ctx, `UPDATE repair_item i JOIN JSON_TABLE(?, '$[*]' COLUMNS (
+				seq INT PATH '$.s', outcome VARCHAR(32) PATH '$.o', shard_id VARCHAR(64) PATH '$.h', applied_version BIGINT PATH '$.v',
+				event_id VARCHAR(128) PATH '$.e', rows_removed BIGINT PATH '$.r', attempts INT PATH '$.a', message VARCHAR(1024) PATH '$.m')) v
+				ON v.seq = i.seq
 			SET i.outcome = v.outcome, i.shard_id = COALESCE(NULLIF(v.shard_id, ''), i.shard_id), i.applied_version = v.applied_version,
 				i.event_id = v.event_id, i.rows_removed = v.rows_removed, i.attempts = v.attempts, i.message = v.message, i.apply_time = ?
-			WHERE i.repair_id = ? AND i.outcome = 'PENDING'`, args...)
+			WHERE i.repair_id = ? AND i.outcome = 'PENDING'`, string(doc), now, repairID)
 		if err != nil {
 			return n, fmt.Errorf("recording %d items of repair %s: %w", len(chunk), repairID, err)
 		}
@@ -758,7 +791,7 @@ func (s *Store) MarkVerified(ctx context.Context, id, actor, note string) error 
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var ver string
 		var failed int64
-		if err := tx.QueryRowContext(ctx, "SELECT verification, items_failed FROM repair WHERE repair_id = ? FOR UPDATE", id).Scan(&ver, &failed); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT verification, "+itemsFailedSQL+" FROM repair WHERE repair_id = ? FOR UPDATE", id).Scan(&ver, &failed); err != nil {
 			if errors.Is(err, sql.ErrNoRows) {
 				return ErrRepairNotFound
 			}
