@@ -141,6 +141,14 @@ fuzz-rpc: ## Random well-typed calls of every RPC of every server (test/rpcfuzz,
 	RS_MYSQL_ENGINE=mysql deploy/local/up.sh
 	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 RS_RPCFUZZ_CALLS=$(RPCFUZZ_CALLS) $(GO) test -race -count=1 -timeout=30m -run TestRPCFuzz ./test/rpcfuzz/
 
+# The deterministic simulation (pkg/sim): make test runs its default budget.
+SIM_SEEDS ?= 2000
+SIM_STEPS ?= 20000
+
+.PHONY: sim
+sim: ## Run the deterministic simulation of the delivery protocol for SIM_SEEDS seeds of SIM_STEPS steps (replay: go test ./pkg/sim -run TestReplaySeed -sim.seed=N).
+	$(GO) test -count=1 -v -run 'TestProtocol|TestMutantsAreCaught' ./pkg/sim/ -sim.seeds=$(SIM_SEEDS) -sim.steps=$(SIM_STEPS)
+
 .PHONY: bench
 bench: ## Run every benchmark on MySQL 9.7 and on MariaDB 10.11 and print their figures side by side.
 	RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
