@@ -23,6 +23,21 @@ type Options struct {
 	// ReadTimeout bounds each read from the server (default 2m), so a hung
 	// server fails a query instead of holding it forever.
 	ReadTimeout time.Duration
+	// Cluster names the ClickHouse cluster the database is sharded over
+	// (docs/cluster.md); empty for a single server. On a cluster every query
+	// of the connection runs with insert_distributed_sync=1 (an INSERT into
+	// the Distributed table returns only once every shard it wrote to has the
+	// rows, so the consumer acknowledges only durable inserts) and
+	// prefer_localhost_replica=0 (18.16 fails a FINAL read of a Distributed
+	// table whose local shard is read in-process: "Cannot find column ... in
+	// source stream"; through the network, as for the other shards, it works).
+	Cluster string
+}
+
+// ClusterSettings are the settings every connection to a cluster carries
+// (see Options.Cluster).
+func ClusterSettings() clickhouse.Settings {
+	return clickhouse.Settings{"insert_distributed_sync": 1, "prefer_localhost_replica": 0}
 }
 
 // OpenLazy returns a connection pool without connecting: a ClickHouse that is
@@ -37,7 +52,12 @@ func OpenLazy(o Options) (driver.Conn, error) {
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = 2 * time.Minute
 	}
+	var settings clickhouse.Settings
+	if o.Cluster != "" {
+		settings = ClusterSettings()
+	}
 	conn, err := clickhouse.Open(&clickhouse.Options{
+		Settings:    settings,
 		Addr:        []string{o.Addr},
 		Auth:        clickhouse.Auth{Database: o.Database, Username: o.User, Password: o.Password},
 		Protocol:    clickhouse.Native,

@@ -21,7 +21,7 @@ import (
 	"strings"
 )
 
-//go:embed shard/*.sql control/*.sql clickhouse/*.sql
+//go:embed shard/*.sql control/*.sql clickhouse/*.sql clickhouse_cluster/*.sql
 var files embed.FS
 
 // Kind names a family of databases sharing one schema.
@@ -32,6 +32,9 @@ const (
 	Shard      Kind = "shard"      // every MySQL shard
 	Control    Kind = "control"    // the MySQL control database
 	ClickHouse Kind = "clickhouse" // the ClickHouse projection database
+	// ClickHouseCluster is the projection database on a ClickHouse cluster
+	// (replicated, sharded; docs/cluster.md), applied by ApplyClickHouseCluster.
+	ClickHouseCluster Kind = "clickhouse_cluster"
 )
 
 // Migration is one versioned schema change.

@@ -21,8 +21,11 @@ type Config struct {
 	ControlDSN string
 	CHAddr     string
 	CHDatabase string
-	LogLevel   string
-	Resume     bool
+	// CHCluster selects the cluster shape (docs/cluster.md): the projection's
+	// tables are created ON CLUSTER, replicated and sharded.
+	CHCluster string
+	LogLevel  string
+	Resume    bool
 
 	SkipClickHouse bool
 }
@@ -47,6 +50,7 @@ func (c *Config) load(args []string) error {
 		l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
 	}
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
+	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name: create the projection replicated and sharded on it (docs/cluster.md); empty: a single server")
 	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
 	l.Bool(&c.Resume, "resume", "RS_MIGRATE_RESUME", false, "continue a half-applied (dirty) MySQL migration from the statement that failed, after fixing its cause")
 	if err := l.Parse(args); err != nil {
@@ -86,11 +90,23 @@ func realMain(ctx context.Context, args []string) error {
 		log.Info("ClickHouse skipped (--skip-clickhouse)")
 		return nil
 	}
-	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase})
+	db := cfg.CHDatabase
+	if cfg.CHCluster != "" {
+		db = "default" // the cluster DDL creates the database ON CLUSTER and names it in every statement
+	}
+	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: db, Cluster: cfg.CHCluster})
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
+	if cfg.CHCluster != "" {
+		done, err := schema.ApplyClickHouseCluster(ctx, conn, cfg.CHDatabase, cfg.CHCluster)
+		if err != nil {
+			return fmt.Errorf("migrating ClickHouse on cluster %s: %w", cfg.CHCluster, err)
+		}
+		log.Info("migrated", "database", "clickhouse/"+cfg.CHDatabase, "cluster", cfg.CHCluster, "applied", done)
+		return nil
+	}
 	done, err := schema.ApplyClickHouse(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("migrating ClickHouse: %w", err)

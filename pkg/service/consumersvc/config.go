@@ -41,6 +41,9 @@ type Config struct {
 	DLQTopic string
 	// CHAddr and CHDatabase locate the ClickHouse projection.
 	CHAddr, CHDatabase string
+	// CHCluster names the ClickHouse cluster of a sharded, replicated
+	// projection (docs/cluster.md); empty for a single server.
+	CHCluster string
 	// Consumer tunes the consumer; Consumer.Epoch is set from Epoch.
 	Consumer consumer.Config
 	// Epoch is the transformation epoch written with every row (0-65535).
@@ -69,6 +72,7 @@ func Load(args []string) (Config, error) {
 	l.String(&c.DLQTopic, "dead-letter-topic", "RS_CONSUMER_DLQ_TOPIC", config.DefaultTopic+"-DLQ", "topic of events that can never be written")
 	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
+	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
 	l.Int(&c.Consumer.BatchSize, "batch-size", "RS_CONSUMER_BATCH_SIZE", d.BatchSize, "events per insert at most")
 	l.Int(&c.Consumer.BatchBytes, "batch-bytes", "RS_CONSUMER_BATCH_BYTES", d.BatchBytes, "payload bytes per insert at most")
 	l.Duration(&c.Consumer.BatchWait, "batch-wait", "RS_CONSUMER_BATCH_WAIT", d.BatchWait, "longest wait before a partial batch is written")

@@ -69,7 +69,7 @@ func (s *Service) assemble() error {
 	// insert (and so the consumer worker's stop) for the dial timeout, so
 	// it is a third of the grace (at most 5s).
 	dial := min(5*time.Second, max(cfg.Server.ShutdownGrace/3, 500*time.Millisecond))
-	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, DialTimeout: dial}); err != nil {
+	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster, DialTimeout: dial}); err != nil {
 		return err
 	}
 	s.proj = chstore.NewProjection(s.ch)

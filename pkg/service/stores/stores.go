@@ -30,6 +30,9 @@ type Settings struct {
 	ControlDSN string
 	// CHAddr and CHDatabase locate the ClickHouse projection.
 	CHAddr, CHDatabase string
+	// CHCluster names the ClickHouse cluster of a sharded, replicated
+	// projection (docs/cluster.md); empty for a single server.
+	CHCluster string
 }
 
 // Help is the --help text of each setting (what the server uses it for).
@@ -42,6 +45,7 @@ func (s *Settings) Flags(l *config.Loader, h Help) {
 	l.Need(&s.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN ("+h.Control+")", true)
 	l.Need(&s.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address ("+h.ClickHouse+")", false)
 	l.String(&s.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
+	l.String(&s.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
 }
 
 // Missing names every required setting left empty.
@@ -114,7 +118,7 @@ func Open(s Settings, maxOpen int) (_ *Pools, err error) {
 	if p.Control, err = mysqldb.OpenLazy(s.ControlDSN, mysqldb.Options{MaxOpen: maxOpen}); err != nil {
 		return nil, fmt.Errorf("control database: %w", err)
 	}
-	if p.CH, err = chstore.OpenLazy(chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, DialTimeout: 5 * time.Second}); err != nil {
+	if p.CH, err = chstore.OpenLazy(chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, DialTimeout: 5 * time.Second}); err != nil {
 		return nil, err
 	}
 	return p, nil

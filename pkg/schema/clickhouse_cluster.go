@@ -1,0 +1,106 @@
+package schema
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
+)
+
+// identRe is what a database or cluster name may be in the cluster DDL: the
+// names are spliced into statements, never quoted.
+var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// ClusterStatements returns the statements of a cluster migration with
+// ${database} and ${cluster} replaced.
+func ClusterStatements(m Migration, database, cluster string) []string {
+	r := strings.NewReplacer("${database}", database, "${cluster}", cluster)
+	out := make([]string, len(m.Statements))
+	for i, s := range m.Statements {
+		out[i] = r.Replace(s)
+	}
+	return out
+}
+
+// ApplyClickHouseCluster applies the pending cluster-shape migrations
+// (pkg/schema/clickhouse_cluster, docs/cluster.md) to database on the
+// ClickHouse cluster named cluster, through conn (any node), and returns the
+// versions it applied. Every statement is ON CLUSTER DDL: it returns once
+// every node executed it, so every node must be up (a node that is down
+// fails the statement after distributed_ddl_task_timeout). The database and
+// the record of applied migrations (schema_migrations, replicated to every
+// node) are created ON CLUSTER too. Run one migrator at a time; statements
+// use IF NOT EXISTS.
+func ApplyClickHouseCluster(ctx context.Context, conn driver.Conn, database, cluster string) ([]int, error) {
+	if !identRe.MatchString(database) || !identRe.MatchString(cluster) {
+		return nil, fmt.Errorf("cluster DDL: database %q and cluster %q must be plain identifiers", database, cluster)
+	}
+	migs, err := Load(ClickHouseCluster)
+	if err != nil {
+		return nil, err
+	}
+	var nodes uint64
+	if err := conn.QueryRow(ctx, "SELECT count() FROM system.clusters WHERE cluster = ?", cluster).Scan(&nodes); err != nil {
+		return nil, fmt.Errorf("reading cluster %s from system.clusters: %w", cluster, err)
+	}
+	if nodes == 0 {
+		return nil, fmt.Errorf("cluster %s is not in the server's <remote_servers>", cluster)
+	}
+	if err := conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE IF NOT EXISTS %s ON CLUSTER %s", database, cluster)); err != nil {
+		return nil, fmt.Errorf("creating database %s on cluster %s: %w", database, cluster, err)
+	}
+	if err := conn.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %[1]s.schema_migrations ON CLUSTER %[2]s (
+		version UInt32, name String, checksum String, applied_at DateTime
+	) ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/%[1]s/schema_migrations', '{shard}-{replica}') ORDER BY version`, database, cluster)); err != nil {
+		return nil, fmt.Errorf("creating %s.schema_migrations on cluster %s: %w", database, cluster, err)
+	}
+	rows, err := conn.Query(ctx, "SELECT version, checksum FROM "+database+".schema_migrations")
+	if err != nil {
+		return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
+	}
+	applied := map[int]string{}
+	for rows.Next() {
+		var v uint32
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
+		}
+		applied[int(v)] = sum
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
+	}
+	var done []int
+	for _, m := range migs {
+		if sum, ok := applied[m.Version]; ok {
+			if sum != m.Checksum {
+				return done, fmt.Errorf("cluster migration %04d_%s changed after it was applied", m.Version, m.Name)
+			}
+			continue
+		}
+		for i, stmt := range ClusterStatements(m, database, cluster) {
+			if err := conn.Exec(ctx, stmt); err != nil {
+				return done, fmt.Errorf("applying clickhouse cluster migration %04d_%s, statement %d: %w", m.Version, m.Name, i+1, err)
+			}
+		}
+		batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+database+".schema_migrations (version, name, checksum, applied_at)")
+		if err != nil {
+			return done, fmt.Errorf("recording cluster migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		if err := batch.Append(uint32(m.Version), m.Name, m.Checksum, time.Now().UTC()); err != nil {
+			return done, fmt.Errorf("recording cluster migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		if err := batch.Send(); err != nil {
+			return done, fmt.Errorf("recording cluster migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+		done = append(done, m.Version)
+	}
+	return done, nil
+}
