@@ -91,6 +91,7 @@ type options struct {
 	baseline        time.Duration
 	rowsPerSecond   int
 	workersPerShard int
+	batchSize       int
 	batchWait       time.Duration
 	timeout         time.Duration
 	rebuildRecords  int
@@ -109,6 +110,7 @@ func main() {
 	flag.DurationVar(&o.baseline, "baseline", 20*time.Second, "baseline (no repair) measuring time")
 	flag.IntVar(&o.rowsPerSecond, "rows-per-second", 5000, "repair executor rate per shard (repair server --rows-per-second)")
 	flag.IntVar(&o.workersPerShard, "workers-per-shard", repair.DefaultExecutorConfig().WorkersPerShard, "repair executor workers per shard (--workers-per-shard)")
+	flag.IntVar(&o.batchSize, "batch-size", repair.DefaultExecutorConfig().BatchSize, "replays per shard transaction and control commit (--batch-size)")
 	flag.DurationVar(&o.batchWait, "batch-wait", consumer.DefaultConfig().BatchWait, "consumer batch wait (--batch-wait of the consumer server)")
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for the repaired records to be visible")
 	flag.IntVar(&o.rebuildRecords, "rebuild-records", 1_000_000, "results of the rebuilt campaign (over two shards)")
@@ -500,7 +502,7 @@ func runRepair(ctx context.Context, o options) error {
 	defer stopConsumer()
 
 	repairCfg, err := repairsvc.Load(st.args("--clickhouse-addr="+infratest.ClickHouseAddr(), "--clickhouse-database="+st.ch.Name,
-		fmt.Sprintf("--rows-per-second=%d", o.rowsPerSecond), fmt.Sprintf("--workers-per-shard=%d", o.workersPerShard)))
+		fmt.Sprintf("--rows-per-second=%d", o.rowsPerSecond), fmt.Sprintf("--workers-per-shard=%d", o.workersPerShard), fmt.Sprintf("--batch-size=%d", o.batchSize)))
 	if err != nil {
 		return err
 	}
