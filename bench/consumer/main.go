@@ -264,6 +264,7 @@ func run(ctx context.Context, cfg consumer.Config, n, passes, warmups, rate int,
 		verdict = "NOT met"
 	}
 	fmt.Printf("target: consumer >= 60%% of the lower ceiling in each pass: %s (worst pass %.1f%%)\n", verdict, 100*lo)
+	fmt.Printf("SUMMARY|consumer|consumer, worst of %d passes|%.1f%% of ceiling|lower of A/B per pass|%.1f%%|>= 60%%|%s\n", len(figs), 100*lo, 100*lo, verdict)
 
 	if steady > 0 {
 		p50, p99, total, err := freshness(ctx, client, newDB, rate, steady)

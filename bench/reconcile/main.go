@@ -201,6 +201,7 @@ func run(ctx context.Context, n, inject, nb int) error {
 	fmt.Printf("%-46s %10s %16.0f %18.0f\n", "baseline: stream both sides into Go", base.Round(time.Millisecond), records/base.Seconds(), 2*records/base.Seconds())
 	fmt.Printf("speed-up %.1fx (target >= 5x); found %d of %d injected (baseline found %d), %d other discrepancies\n",
 		base.Seconds()/pushed.Seconds(), len(injected)-missed, len(injected), baseFound, len(confirmed)-(len(injected)-missed))
+	fmt.Printf("SUMMARY|reconcile|CONTENT pushed down, %d results|%.0f records/s|%.0f records/s streamed|%.1fx|>= 5x|%s\n", n, records/pushed.Seconds(), records/base.Seconds(), base.Seconds()/pushed.Seconds(), map[bool]string{true: "met", false: "NOT met"}[base >= 5*pushed])
 	return nil
 }
 

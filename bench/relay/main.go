@@ -273,6 +273,7 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 	last, first := phases[len(phases)-1], phases[0]
 	fmt.Printf("%d instances: %.1f%% of the raw rate (target >= 70%%), %.1f%% of %d instance(s) (target >= 100%%), claim->SENT p99 %.2fx (target <= 2x)\n",
 		last.instances, 100*last.rate/rawRate, 100*last.rate/first.rate, first.instances, float64(last.p99)/float64(max(first.p99, 1)))
+	fmt.Printf("SUMMARY|relay|relay, %d instances|%.0f/s|%.0f/s raw claim|%.1f%%|>= 70%%|%s\n", last.instances, last.rate, rawRate, 100*last.rate/rawRate, map[bool]string{true: "met", false: "NOT met"}[last.rate >= 0.7*rawRate])
 	fmt.Printf("steady %d events/s for %s (%d events), 1 instance: commit->SENT p50 %s, p99 %s (target p99 < 500ms)\n",
 		rate, steady, total, sp50.Round(time.Millisecond), sp99.Round(time.Millisecond))
 	return nil

@@ -688,6 +688,7 @@ wait:
 		strings.TrimPrefix(final.GetState().String(), "REPAIR_STATE_"), final.GetMessage(), dur(verifiedAt.Sub(visibleAt)), visibleCH, o.records)
 	fmt.Printf("repair rate: %d records visible in ClickHouse %s after CreateRepair: %.0f rows/s (target >= 5000 rows/s)\n",
 		o.records, dur(visibleAt.Sub(repFrom)), n/repSecs)
+	fmt.Printf("SUMMARY|repair|repair, %d records visible|%.0f rows/s|5000 rows/s target|%.1f%%|>= 5000 rows/s|%s\n", o.records, n/repSecs, 100*n/repSecs/5000, map[bool]string{true: "met", false: "NOT met"}[n/repSecs >= 5000])
 	fmt.Printf("live freshness p99: %s unloaded, %s during the repair: %.2fx (target <= 2x)\n",
 		dur(baseP99), dur(repP99), float64(repP99)/float64(max(baseP99, time.Millisecond)))
 	if final.GetState() != fitnessv1.RepairState_REPAIR_STATE_VERIFIED || visibleCH != int64(o.records) {

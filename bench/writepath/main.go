@@ -210,6 +210,7 @@ func run(ctx context.Context, d, warm time.Duration) error {
 	}
 	raw16, with16 := rates["raw update+insert/16"], rates["CorrectResult, outbox/16"]
 	fmt.Printf("CorrectResult at 16 clients = %5.1f%% of the raw transaction rate (target >= 60%%)\n", 100*with16/raw16)
+	fmt.Printf("SUMMARY|writepath|CorrectResult, 16 clients|%.0f/s|%.0f/s raw txn|%.1f%%|>= 60%%|%s\n", with16, raw16, 100*with16/raw16, map[bool]string{true: "met", false: "NOT met"}[with16 >= 0.6*raw16])
 	return nil
 }
 
