@@ -112,6 +112,8 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 	$(LOCAL_ENV); RS_CH_ENGINE=chdb RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) $(CH_PKGS)
 	@echo "== clients (Python, TypeScript, Java) and the README's examples against the running servers"
 	$(MAKE) test-clients
+	@echo "== the projection on a ClickHouse cluster (2 shards x 2 replicas, ZooKeeper; its own servers, ~30-60 s): docs/cluster.md"
+	$(MAKE) test-cluster
 	@echo "== outage tests, alone: the Pulsar broker is stopped and restarted"
 	$(MAKE) test-outage
 
@@ -122,6 +124,14 @@ test-clients: build ## Start the six servers (deploy/local/servers.sh) and run e
 .PHONY: test-outage
 test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).
 	$(LOCAL_ENV); RS_OUTAGE_TESTS=1 RS_REQUIRE_INFRA=1 $(GO) test -race -count=1 -p 1 -timeout=15m -v ./test/outage/
+
+.PHONY: test-cluster
+test-cluster: ## Start ZooKeeper and a 2-shard x 2-replica ClickHouse 18.16 cluster (deploy/local/chcluster.sh), run test/chcluster on it, stop it.
+	@$(LOCAL_ENV); deploy/local/mysql.sh status >/dev/null 2>&1 && deploy/local/pulsar.sh status >/dev/null 2>&1 || deploy/local/up.sh
+	$(LOCAL_ENV); deploy/local/chcluster.sh start; \
+		export RS_CH_CLUSTER_ADDRS=$$(deploy/local/chcluster.sh addrs) RS_CH_CLUSTER_REQUIRED=1 RS_REQUIRE_INFRA=1; \
+		rc=0; $(GO) test -race -count=1 -timeout=10m -v ./test/chcluster/ || rc=$$?; \
+		deploy/local/chcluster.sh stop; exit $$rc
 
 # Fuzzing: FUZZTIME is the time of each Go fuzz target, RPCFUZZ_CALLS the
 # number of calls of the RPC pass (make test runs the seed corpora and a

@@ -8,8 +8,9 @@
 //
 // The tests run when RS_CH_CLUSTER_ADDRS names the four nodes (shard 1
 // replicas 1 and 2, then shard 2's), as `make test-cluster` sets it; without
-// it they are skipped, and with it a node that does not answer is a failure
-// under RS_REQUIRE_INFRA or CI (pkg/infratest).
+// it they are skipped (a failure if RS_CH_CLUSTER_REQUIRED is set, as `make
+// test-cluster` sets it), and with it a node that does not answer is a
+// failure under RS_REQUIRE_INFRA or CI (pkg/infratest).
 package chcluster
 
 import (
@@ -64,6 +65,9 @@ type cluster struct {
 func clusterAddrs(t *testing.T) (string, []string) {
 	t.Helper()
 	v := os.Getenv("RS_CH_CLUSTER_ADDRS")
+	if v == "" && os.Getenv("RS_CH_CLUSTER_REQUIRED") != "" {
+		t.Fatal("RS_CH_CLUSTER_REQUIRED is set (make test-cluster) but RS_CH_CLUSTER_ADDRS does not name the cluster's nodes")
+	}
 	if v == "" {
 		t.Skip("RS_CH_CLUSTER_ADDRS is not set: the ClickHouse cluster tests run with `make test-cluster`")
 	}
