@@ -77,8 +77,11 @@ func ChDBPython() string {
 	return filepath.Join(cache, "chdb-venv", "bin", "python")
 }
 
-// repoRoot is $RS_ROOT or the nearest directory above the working directory
-// that holds go.mod.
+// RepoRoot is $RS_ROOT or the nearest directory above the working directory
+// that holds go.mod: where tests find deploy/local's scripts.
+func RepoRoot() (string, error) { return repoRoot() }
+
+// repoRoot is RepoRoot.
 func repoRoot() (string, error) {
 	if d := os.Getenv("RS_ROOT"); d != "" {
 		return d, nil

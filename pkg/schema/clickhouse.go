@@ -22,25 +22,9 @@ func ApplyClickHouse(ctx context.Context, conn driver.Conn) ([]int, error) {
 	) ENGINE = MergeTree ORDER BY version`); err != nil {
 		return nil, fmt.Errorf("creating schema_migrations: %w", err)
 	}
-	rows, err := conn.Query(ctx, "SELECT version, checksum FROM schema_migrations")
+	applied, err := readCHApplied(ctx, conn, "schema_migrations")
 	if err != nil {
-		return nil, fmt.Errorf("reading schema_migrations: %w", err)
-	}
-	applied := map[int]string{}
-	for rows.Next() {
-		var v uint32
-		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading schema_migrations: %w", err)
-		}
-		applied[int(v)] = sum
-	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("reading schema_migrations: %w", err)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading schema_migrations: %w", err)
+		return nil, err
 	}
 
 	var done []int
@@ -56,17 +40,52 @@ func ApplyClickHouse(ctx context.Context, conn driver.Conn) ([]int, error) {
 				return done, fmt.Errorf("applying clickhouse migration %04d_%s, statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
-		batch, err := conn.PrepareBatch(ctx, "INSERT INTO schema_migrations (version, name, checksum, applied_at)")
-		if err != nil {
-			return done, fmt.Errorf("recording migration %04d_%s: %w", m.Version, m.Name, err)
-		}
-		if err := batch.Append(uint32(m.Version), m.Name, m.Checksum, time.Now().UTC()); err != nil {
-			return done, fmt.Errorf("recording migration %04d_%s: %w", m.Version, m.Name, err)
-		}
-		if err := batch.Send(); err != nil {
-			return done, fmt.Errorf("recording migration %04d_%s: %w", m.Version, m.Name, err)
+		if err := recordCHApplied(ctx, conn, "schema_migrations", m); err != nil {
+			return done, err
 		}
 		done = append(done, m.Version)
 	}
 	return done, nil
+}
+
+// readCHApplied returns the applied versions and their checksums from a
+// ClickHouse migrations table.
+func readCHApplied(ctx context.Context, conn driver.Conn, table string) (map[int]string, error) {
+	rows, err := conn.Query(ctx, "SELECT version, checksum FROM "+table)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", table, err)
+	}
+	applied := map[int]string{}
+	for rows.Next() {
+		var v uint32
+		var sum string
+		if err := rows.Scan(&v, &sum); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("reading %s: %w", table, err)
+		}
+		applied[int(v)] = sum
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", table, err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", table, err)
+	}
+	return applied, nil
+}
+
+// recordCHApplied records migration m as applied in a ClickHouse migrations
+// table.
+func recordCHApplied(ctx context.Context, conn driver.Conn, table string, m Migration) error {
+	batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+table+" (version, name, checksum, applied_at)")
+	if err != nil {
+		return fmt.Errorf("recording migration %04d_%s: %w", m.Version, m.Name, err)
+	}
+	if err := batch.Append(uint32(m.Version), m.Name, m.Checksum, time.Now().UTC()); err != nil {
+		return fmt.Errorf("recording migration %04d_%s: %w", m.Version, m.Name, err)
+	}
+	if err := batch.Send(); err != nil {
+		return fmt.Errorf("recording migration %04d_%s: %w", m.Version, m.Name, err)
+	}
+	return nil
 }

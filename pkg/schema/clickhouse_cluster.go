@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
@@ -57,25 +56,9 @@ func ApplyClickHouseCluster(ctx context.Context, conn driver.Conn, database, clu
 	) ENGINE = ReplicatedMergeTree('/clickhouse/tables/all/%[1]s/schema_migrations', '{shard}-{replica}') ORDER BY version`, database, cluster)); err != nil {
 		return nil, fmt.Errorf("creating %s.schema_migrations on cluster %s: %w", database, cluster, err)
 	}
-	rows, err := conn.Query(ctx, "SELECT version, checksum FROM "+database+".schema_migrations")
+	applied, err := readCHApplied(ctx, conn, database+".schema_migrations")
 	if err != nil {
-		return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
-	}
-	applied := map[int]string{}
-	for rows.Next() {
-		var v uint32
-		var sum string
-		if err := rows.Scan(&v, &sum); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
-		}
-		applied[int(v)] = sum
-	}
-	if err := rows.Close(); err != nil {
-		return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading %s.schema_migrations: %w", database, err)
+		return nil, err
 	}
 	var done []int
 	for _, m := range migs {
@@ -90,15 +73,8 @@ func ApplyClickHouseCluster(ctx context.Context, conn driver.Conn, database, clu
 				return done, fmt.Errorf("applying clickhouse cluster migration %04d_%s, statement %d: %w", m.Version, m.Name, i+1, err)
 			}
 		}
-		batch, err := conn.PrepareBatch(ctx, "INSERT INTO "+database+".schema_migrations (version, name, checksum, applied_at)")
-		if err != nil {
-			return done, fmt.Errorf("recording cluster migration %04d_%s: %w", m.Version, m.Name, err)
-		}
-		if err := batch.Append(uint32(m.Version), m.Name, m.Checksum, time.Now().UTC()); err != nil {
-			return done, fmt.Errorf("recording cluster migration %04d_%s: %w", m.Version, m.Name, err)
-		}
-		if err := batch.Send(); err != nil {
-			return done, fmt.Errorf("recording cluster migration %04d_%s: %w", m.Version, m.Name, err)
+		if err := recordCHApplied(ctx, conn, database+".schema_migrations", m); err != nil {
+			return done, err
 		}
 		done = append(done, m.Version)
 	}

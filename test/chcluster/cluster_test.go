@@ -323,7 +323,7 @@ func (c *cluster) waitCaughtUp(timeout time.Duration) {
 // chcluster runs deploy/local/chcluster.sh with args.
 func chcluster(t *testing.T, args ...string) {
 	t.Helper()
-	root, err := repoRoot()
+	root, err := infratest.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,26 +333,6 @@ func chcluster(t *testing.T, args ...string) {
 		t.Fatalf("deploy/local/chcluster.sh %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	t.Logf("chcluster.sh %s: %s", strings.Join(args, " "), strings.TrimSpace(string(out)))
-}
-
-func repoRoot() (string, error) {
-	if d := os.Getenv("RS_ROOT"); d != "" {
-		return d, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory (set RS_ROOT)")
-		}
-		dir = parent
-	}
 }
 
 func dial(t *testing.T, addr string) *grpc.ClientConn {
