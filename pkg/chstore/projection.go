@@ -27,11 +27,21 @@ type Row struct {
 
 // Projection writes and reads the versioned projection.
 type Projection struct {
-	conn driver.Conn
+	conn    driver.Conn
+	cluster string // the ClickHouse cluster of a sharded projection; empty: one server
 }
 
 // NewProjection returns a Projection over conn (bound to the projection database).
 func NewProjection(conn driver.Conn) *Projection { return &Projection{conn: conn} }
+
+// NewClusterProjection returns a Projection over conn, a connection to any
+// node of the ClickHouse cluster named cluster (docs/cluster.md), or to one
+// server when cluster is empty. Reads and inserts are the single server's
+// (through the Distributed table of the same name); removals mutate the
+// shards' local tables ON CLUSTER.
+func NewClusterProjection(conn driver.Conn, cluster string) *Projection {
+	return &Projection{conn: conn, cluster: cluster}
+}
 
 const insertVersions = `INSERT INTO fitness_result_versions
 	(detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit,

@@ -95,17 +95,80 @@ func (p *Projection) remove(ctx context.Context, pred string) (int64, error) {
 	if before == 0 {
 		return 0, nil
 	}
-	if err := p.conn.Exec(ctx, "ALTER TABLE "+versionsTable+" DELETE WHERE "+pred); err != nil {
-		return 0, fmt.Errorf("starting the delete mutation: %w", err)
-	}
-	if err := WaitForMutations(ctx, p.conn, versionsTable); err != nil {
-		return 0, err
+	if p.cluster != "" {
+		if err := p.removeOnCluster(ctx, pred); err != nil {
+			return 0, err
+		}
+	} else {
+		if err := p.conn.Exec(ctx, "ALTER TABLE "+versionsTable+" DELETE WHERE "+pred); err != nil {
+			return 0, fmt.Errorf("starting the delete mutation: %w", err)
+		}
+		if err := WaitForMutations(ctx, p.conn, versionsTable); err != nil {
+			return 0, err
+		}
 	}
 	after, err := p.count(ctx, pred)
 	if err != nil {
 		return 0, err
 	}
 	return int64(before) - int64(min(after, before)), nil
+}
+
+// localVersionsTable is the sharded, replicated table behind the
+// Distributed fitness_result_versions of a cluster (docs/cluster.md).
+const localVersionsTable = "fitness_result_versions_local"
+
+// removeOnCluster deletes the rows matching pred from the shards' local
+// tables: one ON CLUSTER mutation (a Distributed table accepts none), then a
+// wait until no replica of the cluster has it pending, each replica's
+// system.mutations read through remote(). A replica that is down fails the
+// wait (the removal is retried; it is idempotent).
+func (p *Projection) removeOnCluster(ctx context.Context, pred string) error {
+	if err := p.conn.Exec(ctx, "ALTER TABLE "+localVersionsTable+" ON CLUSTER "+p.cluster+" DELETE WHERE "+pred); err != nil {
+		return fmt.Errorf("starting the delete mutation on cluster %s: %w", p.cluster, err)
+	}
+	var db string
+	if err := p.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&db); err != nil {
+		return fmt.Errorf("reading the current database: %w", err)
+	}
+	rows, err := p.conn.Query(ctx, "SELECT host_name, port FROM system.clusters WHERE cluster = ?", p.cluster)
+	if err != nil {
+		return fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+	}
+	var replicas []string
+	for rows.Next() {
+		var host string
+		var port uint16
+		if err := rows.Scan(&host, &port); err != nil {
+			rows.Close()
+			return fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+		}
+		replicas = append(replicas, fmt.Sprintf("%s:%d", host, port))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+	}
+	wait := 20 * time.Millisecond
+	for _, r := range replicas {
+		for {
+			var pending uint64
+			if err := p.conn.QueryRow(ctx, "SELECT count() FROM remote(?, system.mutations) WHERE database = ? AND table = ? AND is_done = 0",
+				r, db, localVersionsTable).Scan(&pending); err != nil {
+				return fmt.Errorf("waiting for the mutations of %s on replica %s: %w", localVersionsTable, r, err)
+			}
+			if pending == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for %d mutation(s) of %s on replica %s: %w", pending, localVersionsTable, r, ctx.Err())
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, 500*time.Millisecond)
+		}
+	}
+	return nil
 }
 
 func (p *Projection) count(ctx context.Context, pred string) (uint64, error) {

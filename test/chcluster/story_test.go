@@ -126,6 +126,35 @@ func TestReconciliationFindsInjectedDiscrepancies(t *testing.T) {
 	}
 }
 
+// The repair's removal primitive on the cluster: RemoveAbove mutates the
+// local table of the record's shard ON CLUSTER and returns once every
+// replica applied it; the removed version is gone from both replicas and
+// the current state falls back to the version below.
+func TestRemovalOnTheCluster(t *testing.T) {
+	c := newCluster(t)
+	const id = 940001
+	c.record(id, "2.21")
+	c.correct(id, 1, "2.31")
+	c.waitCaughtUp(60 * time.Second)
+	ctx := context.Background()
+	removed, err := chstore.NewClusterProjection(c.nodes[0], c.name).RemoveAbove(ctx, campaign, id, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed != 1 {
+		t.Errorf("RemoveAbove removed %d rows; want 1 (version 2)", removed)
+	}
+	s := c.shardOf(id)
+	for _, n := range []int{s * 2, s*2 + 1} {
+		if k := c.countLocal(n, id); k != 1 {
+			t.Errorf("node %d holds %d rows of %d after the removal; want 1", n+1, k, id)
+		}
+	}
+	if got := c.projected()[id]; got != (state{Version: 1, Milli: 2210}) {
+		t.Errorf("current state after the removal = %+v; want version 1 at 2.21", got)
+	}
+}
+
 // A replica is killed (SIGKILL) while events flow and started again: the
 // inserts fail over to its peer, every record reaches the projection at its
 // current version and value (record by record against the MySQL shards),

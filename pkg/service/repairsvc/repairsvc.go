@@ -159,7 +159,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		// its existing version and event id.
 		Replayer: replay.New(m, dbs),
 		// Origins and approved removals in the projection.
-		Editor: chstore.NewProjection(s.pools.CH),
+		Editor: chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster),
 		// The controlled rebuild: staging table, catch-up, verification,
 		// atomic switch, epoch retirement.
 		Rebuilder: rebuild.New(dbs, m.IDs(), s.pools.CH, rebuild.Options{RowsPerSecond: cfg.Executor.RowsPerSecond, Log: log}),
