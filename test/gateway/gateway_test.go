@@ -218,6 +218,27 @@ func (c *client) watch(selector, token, path string, done func(obj) bool) []obj 
 	return nil
 }
 
+// watchFails opens a watch route that must fail before its first message
+// with the HTTP status, its body one {"error": ...} line with the gRPC code.
+func (c *client) watchFails(wantHTTP, wantCode int, selector, token, path string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp := c.request(ctx, selector, token, http.MethodGet, path, nil)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("GET %s: %v", path, err)
+	}
+	var line struct {
+		Error obj `json:"error"`
+	}
+	if resp.StatusCode != wantHTTP || json.Unmarshal(raw, &line) != nil || num(line.Error["code"]) != int64(wantCode) ||
+		str(line.Error["message"]) == "" {
+		c.t.Errorf("GET %s as %q = %d %s; want HTTP %d with an error line of gRPC code %d", path, token, resp.StatusCode, raw, wantHTTP, wantCode)
+	}
+}
+
 // get follows a path of object keys and list indexes ("run.state", "repairs.0.repairId").
 func get(o obj, path string) any {
 	var v any = o
@@ -530,6 +551,10 @@ func TestEveryGatewayRoute(t *testing.T) {
 	if !strings.Contains(str(got["message"]), "VERIFIED") {
 		t.Errorf("VerifyRepair of a verified repair: %v; want the message to give its state", got)
 	}
+	// A watch that fails before its first message: the status of the error,
+	// and the error as the stream's one line.
+	c.watchFails(404, 5, "fitness.v1.RepairService.WatchRepair", viewer, "/v1/repairs/0123456789abcdef0123456789abcdef:watch")
+	c.watchFails(401, 16, "fitness.v1.RepairService.WatchRepair", "", "/v1/repairs/"+removal+":watch")
 	got = c.ok("fitness.v1.RepairService.ListRepairs", viewer, "GET", "/v1/repairs?run_id="+run, nil)
 	if n := len(list(got, "repairs")); n != 3 {
 		t.Errorf("ListRepairs of the run: %d repairs; want 3 (replay, cancelled removal, removal): %v", n, got)
@@ -577,6 +602,15 @@ func TestEveryGatewayRoute(t *testing.T) {
 	down := &client{t: t, rules: c.rules, reached: map[string]bool{}}
 	down.base = startGateway(t, p, closedPort(t), p.RelayAddr, projectionAddr, p.ReconcileAddr, p.RepairAddr)
 	down.fails(503, 14, getRoute, viewer, "GET", fmt.Sprintf("/v1/schools/%d/results/%d", school, corrected), nil)
+	if resp, err := http.Get(down.base + "/healthz"); err != nil {
+		t.Error(err)
+	} else {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 503 || !strings.Contains(string(b), "results UNREACHABLE") || !strings.Contains(string(b), "relay SERVING") {
+			t.Errorf("/healthz with the results server down = %d %q; want 503 naming it", resp.StatusCode, b)
+		}
+	}
 	if code, o := down.call("fitness.v1.OutboxService.GetOutboxStats", viewer, "GET", "/v1/outbox/stats", nil); code != 200 {
 		t.Errorf("with the results server down, the relay's route = %d %v; want 200", code, o)
 	}
