@@ -32,7 +32,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -40,25 +39,20 @@ import (
 	"os"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 
+	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
-	"github.com/resultsync/resultsync/pkg/shard"
 )
 
 // recordsPerClient is how many results each client cycles its corrections
@@ -95,77 +89,6 @@ func main() {
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
-	}
-}
-
-// ---- the stack ----
-
-type stack struct {
-	m       shard.Map
-	dbs     []*sql.DB
-	control *infratest.MySQLDatabase
-	ch      *infratest.ClickHouseDatabase
-	topic   string
-	drops   []func()
-}
-
-func newStack(ctx context.Context) (*stack, error) {
-	s := &stack{topic: pulsarbus.Topic("public", "default", "bench-e2e-"+infratest.Suffix())}
-	for i := range 2 {
-		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 64)
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.drops = append(s.drops, drop)
-		s.dbs = append(s.dbs, d.DB)
-		s.m.Shards = append(s.m.Shards, shard.Shard{ID: fmt.Sprintf("shard-%d", i), DSN: d.DSN})
-	}
-	var err error
-	var drop func()
-	if s.control, drop, err = infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Control, 8); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.drops = append(s.drops, drop)
-	if s.ch, drop, err = infratest.CreateClickHouseDatabase(ctx, "rs_bench", true); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.drops = append(s.drops, drop)
-	return s, nil
-}
-
-func (s *stack) close() {
-	for i := len(s.drops) - 1; i >= 0; i-- {
-		s.drops[i]()
-	}
-}
-
-// args are the settings the servers share, then extra.
-func (s *stack) args(extra ...string) []string {
-	var shards []string
-	for _, sh := range s.m.Shards {
-		shards = append(shards, sh.ID+"="+sh.DSN)
-	}
-	return append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--log-level=warn",
-		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ",")}, extra...)
-}
-
-type runner interface {
-	Run(ctx context.Context) error
-	GRPCAddr() string
-}
-
-// serve runs a server until the returned stop is called; stop returns the
-// server's error.
-func serve(ctx context.Context, svc runner) func() error {
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(sctx) }()
-	return func() error {
-		cancel()
-		return <-done
 	}
 }
 
@@ -263,70 +186,10 @@ func (cl *clients) op(ctx context.Context, c, i int) error {
 	return nil
 }
 
-// drive runs op in every client until stop is closed; it returns the first
-// error (which stops every client).
-func drive(n int, op func(c, i int) error, stop chan struct{}) func() error {
-	var firstErr error
-	var once sync.Once
-	var wg sync.WaitGroup
-	quit := make(chan struct{})
-	for c := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				case <-quit:
-					return
-				default:
-				}
-				if err := op(c, i); err != nil {
-					once.Do(func() { firstErr = err; close(quit) })
-					return
-				}
-			}
-		}()
-	}
-	return func() error {
-		wg.Wait()
-		return firstErr
-	}
-}
-
-// measure runs op in n clients for warm+d and returns successful ops per
-// second during d.
-func measure(n int, d, warm time.Duration, op func(c, i int) error) (float64, error) {
-	var count atomic.Int64
-	var measuring atomic.Bool
-	stop := make(chan struct{})
-	wait := drive(n, func(c, i int) error {
-		if err := op(c, i); err != nil {
-			return err
-		}
-		if measuring.Load() {
-			count.Add(1)
-		}
-		return nil
-	}, stop)
-	time.Sleep(warm)
-	measuring.Store(true)
-	start := time.Now()
-	time.Sleep(d)
-	measuring.Store(false)
-	elapsed := time.Since(start)
-	close(stop)
-	if err := wait(); err != nil {
-		return 0, err
-	}
-	return float64(count.Load()) / elapsed.Seconds(), nil
-}
-
 // ---- the ceilings ----
 
 type ceilings struct {
-	st      *stack
+	st      *benchkit.Stack
 	rpc     []fitnessv1.ResultServiceClient
 	clients int
 	d, warm time.Duration
@@ -341,7 +204,7 @@ func (cs *ceilings) seed(ctx context.Context) (int, error) {
 	for c := range cs.clients {
 		for k := range recordsPerClient {
 			id := ceilingID(cs.phase, c, k)
-			if _, err := cs.st.dbs[cs.st.m.Owner(id)].ExecContext(ctx, `INSERT INTO fitness_result
+			if _, err := cs.st.DBs[cs.st.Map.Owner(id)].ExecContext(ctx, `INSERT INTO fitness_result
 				(data_id, detect_id, user_id, project_id, school_id, grade, result, unit, version, is_deleted, create_time, update_time)
 				VALUES (?, ?, ?, 3, ?, 5, 2.21, 'm', 1, 0, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))`, id, detectID, c+1, c+2); err != nil {
 				return 0, fmt.Errorf("seeding the ceiling phase: %w", err)
@@ -357,24 +220,9 @@ func (cs *ceilings) raw(ctx context.Context) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return measure(cs.clients, cs.d, cs.warm, func(c, i int) error {
+	return benchkit.Measure(cs.clients, cs.d, cs.warm, func(c, i int) error {
 		id := ceilingID(p, c, i%recordsPerClient)
-		now := time.Now().UTC()
-		tx, err := cs.st.dbs[cs.st.m.Owner(id)].BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "UPDATE fitness_result SET result = ?, version = version + 1, update_time = ? WHERE data_id = ?",
-			fmt.Sprintf("2.%02d", i%100), now, id); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id, data_id, version, payload, due_time, create_time) VALUES (?, ?, ?, ?, ?, ?)",
-			fmt.Sprintf("raw-%d-%d", id, i), id, i, make([]byte, 120), now, now); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		return tx.Commit()
+		return benchkit.RawTransaction(ctx, cs.st.DBs[cs.st.Map.Owner(id)], id, i)
 	})
 }
 
@@ -391,7 +239,7 @@ func (cs *ceilings) writePath(ctx context.Context) (float64, error) {
 			versions[c][k] = 1
 		}
 	}
-	return measure(cs.clients, cs.d, cs.warm, func(c, i int) error {
+	return benchkit.Measure(cs.clients, cs.d, cs.warm, func(c, i int) error {
 		k := i % recordsPerClient
 		_, err := cs.rpc[c].CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
 			RequestId: fmt.Sprintf("ceil%d-%d-%d", p, c, i), SchoolId: int64(c + 2), DataId: ceilingID(p, c, k),
@@ -408,13 +256,13 @@ func (cs *ceilings) writePath(ctx context.Context) (float64, error) {
 
 func run(ctx context.Context, o options) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := newStack(ctx)
+	st, err := benchkit.NewStack(ctx, "bench-e2e-", 64)
 	if err != nil {
 		return err
 	}
-	defer st.close()
+	defer st.Close()
 
-	resCfg, err := resultssvc.Load(st.args("--max-conns-per-shard=64"))
+	resCfg, err := resultssvc.Load(st.Args("--max-conns-per-shard=64"))
 	if err != nil {
 		return err
 	}
@@ -422,18 +270,15 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	stopResults := serve(ctx, resSvc)
+	stopResults := benchkit.Serve(ctx, resSvc)
 	defer func() {
 		if err := stopResults(); err != nil {
 			fmt.Fprintln(os.Stderr, "results server:", err)
 		}
 	}()
-	operator := grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		return invoker(metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer dev-operator"), method, req, reply, cc, opts...)
-	})
 	var rpc []fitnessv1.ResultServiceClient
 	for range o.clients {
-		conn, err := grpc.NewClient(resSvc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), operator)
+		conn, err := grpc.NewClient(resSvc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), benchkit.Operator())
 		if err != nil {
 			return err
 		}
@@ -457,7 +302,7 @@ func run(ctx context.Context, o options) error {
 	// The ceiling phases left NEW outbox rows (the raw phase's payloads are
 	// not events) that the sustained run does not look at; mark them SENT so
 	// that the relay starts on an empty backlog.
-	for i, db := range st.dbs {
+	for i, db := range st.DBs {
 		if _, err := db.ExecContext(ctx, "UPDATE outbox_event SET status = 'SENT', sent_time = UTC_TIMESTAMP(3) WHERE status <> 'SENT'"); err != nil {
 			return fmt.Errorf("clearing the ceiling phases' backlog on shard %d: %w", i, err)
 		}
@@ -520,10 +365,10 @@ type sustainedResult struct {
 	p50, p99, max, drain time.Duration
 }
 
-func sustained(ctx context.Context, log *slog.Logger, st *stack, rpc []fitnessv1.ResultServiceClient, o options) (sustainedResult, error) {
+func sustained(ctx context.Context, log *slog.Logger, st *benchkit.Stack, rpc []fitnessv1.ResultServiceClient, o options) (sustainedResult, error) {
 	var res sustainedResult
 	for i := range o.relays {
-		cfg, err := relaysvc.Load(st.args("--control-dsn="+st.control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+st.topic))
+		cfg, err := relaysvc.Load(st.Args("--control-dsn="+st.Control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+st.Topic))
 		if err != nil {
 			return res, err
 		}
@@ -531,7 +376,7 @@ func sustained(ctx context.Context, log *slog.Logger, st *stack, rpc []fitnessv1
 		if err != nil {
 			return res, fmt.Errorf("relay instance %d: %w", i, err)
 		}
-		stop := serve(ctx, svc)
+		stop := benchkit.Serve(ctx, svc)
 		defer func() {
 			if err := stop(); err != nil {
 				fmt.Fprintln(os.Stderr, "relay server:", err)
@@ -539,7 +384,7 @@ func sustained(ctx context.Context, log *slog.Logger, st *stack, rpc []fitnessv1
 		}()
 	}
 	obs := &observer{visible: map[key]time.Time{}}
-	stopConsumer, err := startConsumer(ctx, log, st, o.batchWait, obs.applied)
+	stopConsumer, err := benchkit.StartConsumer(ctx, log, st, o.batchWait, obs.applied)
 	if err != nil {
 		return res, err
 	}
@@ -547,7 +392,7 @@ func sustained(ctx context.Context, log *slog.Logger, st *stack, rpc []fitnessv1
 
 	cl := newClients(rpc, 1)
 	stop := make(chan struct{})
-	wait := drive(o.clients, func(c, i int) error { return cl.op(ctx, c, i) }, stop)
+	wait := benchkit.Drive(o.clients, func(c, i int) error { return cl.op(ctx, c, i) }, stop)
 	time.Sleep(o.warmup)
 	cl.measuring.Store(true)
 	start := time.Now()
@@ -606,47 +451,4 @@ func sustained(ctx context.Context, log *slog.Logger, st *stack, rpc []fitnessv1
 	res.p99 = lat[len(lat)*99/100].Round(time.Millisecond)
 	res.max = lat[len(lat)-1].Round(time.Millisecond)
 	return res, nil
-}
-
-// startConsumer runs the projection consumer as services/consumer wires it
-// (Failover subscription, dead-letter producer, DefaultConfig but for the
-// batch wait), with applied watching every written batch.
-func startConsumer(ctx context.Context, log *slog.Logger, st *stack, batchWait time.Duration, applied func([]chstore.Row, time.Time)) (func(), error) {
-	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
-	if err != nil {
-		return nil, err
-	}
-	proj := chstore.NewProjection(st.ch.Conn)
-	sub, err := consumer.Subscribe(client, st.topic, "clickhouse-projection")
-	if err != nil {
-		client.Close()
-		return nil, err
-	}
-	dlq, err := consumer.NewDLQ(client, st.topic+"-DLQ", proj)
-	if err != nil {
-		sub.Close()
-		client.Close()
-		return nil, err
-	}
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = batchWait
-	c, err := consumer.New(log, cfg, sub, proj, dlq, nil, nil, consumer.Hooks{Applied: applied})
-	if err != nil {
-		dlq.Close()
-		sub.Close()
-		client.Close()
-		return nil, err
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(cctx) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "consumer:", err)
-		}
-		dlq.Close()
-		sub.Close()
-		client.Close()
-	}, nil
 }

@@ -22,14 +22,13 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/infratest"
@@ -125,25 +124,9 @@ func run(ctx context.Context, d, warm time.Duration) error {
 				return 0, err
 			}
 		}
-		return measure(n, d, warm, func(c, i int) error {
+		return benchkit.Measure(n, d, warm, func(c, i int) error {
 			id := dataID(p, c, i%recordsPerClient)
-			db := e.dbs[e.m.Owner(id)]
-			now := time.Now().UTC()
-			tx, err := db.BeginTx(ctx, nil)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "UPDATE fitness_result SET result = ?, version = version + 1, update_time = ? WHERE data_id = ?",
-				fmt.Sprintf("2.%02d", i%100), now, id); err != nil {
-				_ = tx.Rollback()
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, "INSERT INTO outbox_event (event_id, data_id, version, payload, due_time, create_time) VALUES (?, ?, ?, ?, ?, ?)",
-				fmt.Sprintf("raw-%d-%d", id, i), id, i, make([]byte, 120), now, now); err != nil {
-				_ = tx.Rollback()
-				return err
-			}
-			return tx.Commit()
+			return benchkit.RawTransaction(ctx, e.dbs[e.m.Owner(id)], id, i)
 		})
 	}
 	correct := func(client []fitnessv1.ResultServiceClient) func(n int) (float64, error) {
@@ -160,7 +143,7 @@ func run(ctx context.Context, d, warm time.Duration) error {
 					versions[c][k] = 1
 				}
 			}
-			return measure(n, d, warm, func(c, i int) error {
+			return benchkit.Measure(n, d, warm, func(c, i int) error {
 				k := i % recordsPerClient
 				_, err := client[c%len(client)].CorrectResult(ctx, &fitnessv1.CorrectResultRequest{
 					RequestId: fmt.Sprintf("b%d-%d-%d", p, c, i), SchoolId: int64(c + 2), DataId: dataID(p, c, k),
@@ -273,47 +256,4 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 		clients = append(clients, fitnessv1.NewResultServiceClient(conn))
 	}
 	return clients, func() { stop(conns) }, nil
-}
-
-// measure runs op in n goroutines for warm+d and returns successful ops per
-// second during d. Any error stops the run.
-func measure(n int, d, warm time.Duration, op func(c, i int) error) (float64, error) {
-	var count atomic.Int64
-	var measuring atomic.Bool
-	var firstErr error
-	var once sync.Once
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for c := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := op(c, i); err != nil {
-					once.Do(func() { firstErr = err; close(stop) })
-					return
-				}
-				if measuring.Load() {
-					count.Add(1)
-				}
-			}
-		}()
-	}
-	time.Sleep(warm)
-	measuring.Store(true)
-	start := time.Now()
-	time.Sleep(d)
-	measuring.Store(false)
-	elapsed := time.Since(start)
-	once.Do(func() { close(stop) })
-	wg.Wait()
-	if firstErr != nil {
-		return 0, firstErr
-	}
-	return float64(count.Load()) / elapsed.Seconds(), nil
 }
