@@ -112,7 +112,7 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 	$(LOCAL_ENV); RS_CH_ENGINE=chdb RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) $(CH_PKGS)
 	@echo "== clients (Python, TypeScript, Java) and the README's examples against the running servers"
 	$(MAKE) test-clients
-	@echo "== the projection on a ClickHouse cluster (2 shards x 2 replicas, ZooKeeper; its own servers, ~30-60 s): docs/cluster.md"
+	@echo "== the projection on a ClickHouse cluster (2 shards x 2 replicas, ZooKeeper; its own servers, ~45-75 s): docs/cluster.md"
 	$(MAKE) test-cluster
 	@echo "== outage tests, alone: the Pulsar broker is stopped and restarted"
 	$(MAKE) test-outage
