@@ -12,6 +12,7 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/platformtest"
 )
 
@@ -43,6 +44,23 @@ func TestStoryOnTheCluster(t *testing.T) {
 	}
 	if diff := cmp.Diff([]chstore.ProjectReport{{ProjectID: 3, Unit: "m", Results: 1, Mean: "2.31", Min: "2.31", Max: "2.31"}}, report); diff != "" {
 		t.Errorf("campaign report (-want +got):\n%s", diff)
+	}
+
+	// The lag through the Distributed projection_applied: each MySQL shard's
+	// applied position is merged across the ClickHouse shards; nothing pending.
+	var shards []lagwatch.Shard
+	for i, s := range c.shards.Shards {
+		shards = append(shards, lagwatch.Shard{ID: s.ID, DB: c.shardDBs[i].DB})
+	}
+	lags, err := lagwatch.New(c.nodes[0], shards).Lags(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lags {
+		owns := l.ShardID == c.shards.Shards[c.shards.Owner(jump)].ID || l.ShardID == c.shards.Shards[c.shards.Owner(twice)].ID
+		if l.Pending != 0 || (owns && l.Applied.IsZero()) {
+			t.Errorf("lag of %s = %+v; want nothing pending and an applied position where the records live", l.ShardID, l)
+		}
 	}
 
 	// Where the versions are: all of a record's versions on one shard's two
