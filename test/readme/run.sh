@@ -14,7 +14,9 @@
 #   - the placeholders are filled from the output of earlier examples:
 #     <run id> (StartReconciliationRun), <floor+1> (PlanRepair's epoch floor
 #     + 1), <removal id> and <id> (CreateRepair's REMOVE repair);
-#   - curl gets --fail-with-body, so an HTTP error status fails the example.
+#   - curl gets --fail-with-body, so an HTTP error status fails the example;
+#     so does an error in the output (grpcurl's ERROR:, a JSON stream's
+#     {"error": ...} line) whatever the exit status.
 # Before the first StartReconciliationRun the fresh campaign's projection is
 # damaged (its record deleted, a stray record added) so that the repair
 # examples have a REPLAY and a REMOVE to act on; nothing outside that
@@ -128,12 +130,15 @@ while IFS=$'\t' read -r n cmd; do
     damaged=1
   fi
   ran=$((ran + 1))
-  if out=$(bash -c "$c" 2>&1); then
+  rc=0
+  out=$(bash -c "$c" 2>&1) || rc=$?
+  if [ "$rc" = 0 ] && grep -qE '^ERROR:|^\{"error":' <<<"$out"; then rc="0 with an error in the output"; fi
+  if [ "$rc" = 0 ]; then
     echo "README:$n ok: ${cmd:0:110}"
     if [ "${RS_README_VERBOSE:-0}" = 1 ]; then sed 's/^/  | /' <<<"$out"; fi
     after "$c" "$out"
   else
-    echo "README:$n FAILED (exit $?): $cmd" >&2
+    echo "README:$n FAILED (exit $rc): $cmd" >&2
     echo "  ran: $c" >&2
     sed 's/^/  | /' <<<"$out" | head -20 >&2
     failed=$((failed + 1))
