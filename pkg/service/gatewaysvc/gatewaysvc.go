@@ -20,6 +20,11 @@ import (
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	// The error details the servers send (google.rpc.BadRequest field
+	// violations): the gateway renders an error's details as JSON only for
+	// types linked into it, and answers "failed to marshal error message"
+	// (500) for any other.
+	_ "google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
