@@ -160,6 +160,6 @@ sim: ## Run the deterministic simulation of the delivery protocol for SIM_SEEDS 
 	$(GO) test -count=1 -v -run 'TestProtocol|TestMutantsAreCaught' ./pkg/sim/ -sim.seeds=$(SIM_SEEDS) -sim.steps=$(SIM_STEPS)
 
 .PHONY: bench
-bench: ## Run every benchmark on MySQL 9.7 and on MariaDB 10.11 and print their figures side by side.
+bench: ## Run every benchmark (bench/e2e included) on MySQL 9.7 and on MariaDB 10.11; ends with one summary table of figures, same-run ceilings, ratios and targets.
 	RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
 	bench/run.sh
