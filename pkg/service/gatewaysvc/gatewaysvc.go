@@ -28,6 +28,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/config"
@@ -134,7 +137,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 			s.close()
 		}
 	}()
-	mux := runtime.NewServeMux()
+	mux := runtime.NewServeMux(runtime.WithErrorHandler(s.httpError), runtime.WithStreamErrorHandler(s.streamError))
 	for _, b := range []struct {
 		name, addr string
 		register   func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error
@@ -220,6 +223,39 @@ func (s *Service) serveAPI(ctx context.Context) error {
 		return fmt.Errorf("serving the JSON API: %w", err)
 	}
 	return nil
+}
+
+// httpError answers an error as grpc-gateway does, after renderable has
+// dropped the details it could not render.
+func (s *Service) httpError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, s.renderable(err).Err())
+}
+
+// streamError is the error line of a stream that fails after its first
+// message, with the details renderable keeps.
+func (s *Service) streamError(_ context.Context, err error) *status.Status { return s.renderable(err) }
+
+// renderable is err's status without the details of types the gateway does
+// not link: the JSON of an error renders every detail through the type
+// registry, and one unknown type would turn the whole answer into 500
+// "failed to marshal error message" instead of the backend's code and
+// message. Each dropped detail is logged.
+func (s *Service) renderable(err error) *status.Status {
+	st := status.Convert(err)
+	p := st.Proto()
+	var kept []*anypb.Any
+	for _, d := range p.Details {
+		if _, ferr := protoregistry.GlobalTypes.FindMessageByURL(d.GetTypeUrl()); ferr != nil {
+			s.log.Warn("error detail of a type the gateway does not know dropped", "type", d.GetTypeUrl(), "code", st.Code().String())
+			continue
+		}
+		kept = append(kept, d)
+	}
+	if len(kept) == len(p.Details) {
+		return st
+	}
+	p.Details = kept
+	return status.FromProto(p)
 }
 
 // check passes while the backend answers its health check with SERVING.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -19,6 +21,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
@@ -83,6 +86,18 @@ func (results) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest) (
 		return nil, status.Error(codes.Unauthenticated, "no token")
 	}
 	return &fitnessv1.GetResultResponse{Result: &fitnessv1.FitnessResult{DataId: req.GetDataId(), SchoolId: req.GetSchoolId(), Unit: md.Get("authorization")[0]}}, nil
+}
+
+// ListResults refuses every call with INVALID_ARGUMENT carrying a field
+// violation (a type the gateway links) and a detail of a type no binary
+// knows.
+func (results) ListResults(context.Context, *fitnessv1.ListResultsRequest) (*fitnessv1.ListResultsResponse, error) {
+	br, err := anypb.New(&errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: "page_size", Description: "too large"}}})
+	if err != nil {
+		return nil, err
+	}
+	unknown := &anypb.Any{TypeUrl: "type.googleapis.com/example.v1.NotLinked", Value: []byte{0x08, 0x01}}
+	return nil, status.FromProto(&spb.Status{Code: int32(codes.InvalidArgument), Message: "page_size too large", Details: []*anypb.Any{br, unknown}}).Err()
 }
 
 // backend starts a gRPC backend with a health service; it stops with the test.
@@ -194,6 +209,12 @@ func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
 	if code, body := get(t, api+"/v1/schools/7/results/900001", "Authorization", "Bearer dev-viewer"); code != http.StatusOK ||
 		!strings.Contains(body, `"dataId":"900001"`) || !strings.Contains(body, "Bearer dev-viewer") {
 		t.Errorf("GET a result = %d %s; want 200 from the results backend, with the token forwarded", code, body)
+	}
+	// An error detail of a type the gateway does not link is dropped, not
+	// the whole error turned into 500 "failed to marshal error message".
+	if code, body := get(t, api+"/v1/campaigns/1/results", "Authorization", "Bearer dev-viewer"); code != http.StatusBadRequest ||
+		!strings.Contains(body, "page_size too large") || !strings.Contains(body, "google.rpc.BadRequest") || strings.Contains(body, "NotLinked") {
+		t.Errorf("GET with an error of an unknown detail type = %d %s; want 400 with the message and the field violation only", code, body)
 	}
 	if code, body := get(t, api+"/v1/outbox/stats"); code != http.StatusServiceUnavailable {
 		t.Errorf("GET a route of the down relay = %d %s; want 503", code, body)
