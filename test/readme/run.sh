@@ -31,6 +31,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 readme=${1:-$root/README.md}
 cd "$root"
+for tool in bin/grpcurl curl clickhouse-client python3; do
+  command -v "$tool" >/dev/null || { echo "test/readme: $tool not found (make tools builds bin/grpcurl)" >&2; exit 1; }
+done
 : "${RS_CH_PORT:=19000}" "${RS_CH_DATABASE:=resultsync}"
 CH="clickhouse-client --port $RS_CH_PORT -d $RS_CH_DATABASE"
 
