@@ -75,13 +75,8 @@ func startBinaryGateway(t *testing.T, p *platformtest.Platform, consumer string)
 // conflict of a stale correction, not "failed to marshal error message"
 // (500).
 func TestGatewayBinaryRendersErrorDetails(t *testing.T) {
-	rules := loadRules(t)
 	p := platformtest.New(t)
-	c := &client{t: t, rules: map[string]rule{}, reached: map[string]bool{}}
-	for _, r := range rules {
-		c.rules[r.selector] = r
-	}
-	c.base = startBinaryGateway(t, p, closedPort(t))
+	c := newClient(t, loadRules(t), startBinaryGateway(t, p, closedPort(t)))
 	bad := c.fails(400, 3, "fitness.v1.ResultService.RecordResult", "tok-operator", "POST", "/v1/results",
 		obj{"data_id": 930001, "detect_id": campaign, "school_id": school, "grade": 5, "result": "2.21", "unit": "m"})
 	if br := detail(bad, "google.rpc.BadRequest"); br == nil || len(list(br, "fieldViolations")) == 0 {

@@ -98,6 +98,15 @@ type client struct {
 	reached map[string]bool
 }
 
+// newClient is a client of the gateway at base.
+func newClient(t *testing.T, rules []rule, base string) *client {
+	c := &client{t: t, base: base, rules: map[string]rule{}, reached: map[string]bool{}}
+	for _, r := range rules {
+		c.rules[r.selector] = r
+	}
+	return c
+}
+
 // obj is a decoded JSON object.
 type obj = map[string]any
 
@@ -346,11 +355,7 @@ func TestEveryGatewayRoute(t *testing.T) {
 		}
 		return consumersvc.New(ctx, p.Log, cfg)
 	})
-	c := &client{t: t, rules: map[string]rule{}, reached: map[string]bool{}}
-	for _, r := range rules {
-		c.rules[r.selector] = r
-	}
-	c.base = startGateway(t, p, p.ResultsAddr, p.RelayAddr, projectionAddr, p.ReconcileAddr, p.RepairAddr)
+	c := newClient(t, rules, startGateway(t, p, p.ResultsAddr, p.RelayAddr, projectionAddr, p.ReconcileAddr, p.RepairAddr))
 	const viewer, operator, alice, bob = "tok-viewer", "tok-operator", "tok-admin-alice", "tok-admin-bob"
 	const (
 		corrected = int64(920001) // recorded, corrected to v2
@@ -599,8 +604,7 @@ func TestEveryGatewayRoute(t *testing.T) {
 	}
 
 	// ---- a backend that is down: UNAVAILABLE, 503 ----
-	down := &client{t: t, rules: c.rules, reached: map[string]bool{}}
-	down.base = startGateway(t, p, closedPort(t), p.RelayAddr, projectionAddr, p.ReconcileAddr, p.RepairAddr)
+	down := newClient(t, rules, startGateway(t, p, closedPort(t), p.RelayAddr, projectionAddr, p.ReconcileAddr, p.RepairAddr))
 	down.fails(503, 14, getRoute, viewer, "GET", fmt.Sprintf("/v1/schools/%d/results/%d", school, corrected), nil)
 	if resp, err := http.Get(down.base + "/healthz"); err != nil {
 		t.Error(err)
