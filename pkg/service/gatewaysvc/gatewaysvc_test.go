@@ -100,6 +100,17 @@ func (results) ListResults(context.Context, *fitnessv1.ListResultsRequest) (*fit
 	return nil, status.FromProto(&spb.Status{Code: int32(codes.InvalidArgument), Message: "page_size too large", Details: []*anypb.Any{br, unknown}}).Err()
 }
 
+// repairs is a stand-in RepairService backend whose WatchRepair fails
+// before its first message with the error of results.ListResults.
+type repairs struct {
+	fitnessv1.UnimplementedRepairServiceServer
+}
+
+func (repairs) WatchRepair(*fitnessv1.WatchRepairRequest, grpc.ServerStreamingServer[fitnessv1.WatchRepairResponse]) error {
+	_, err := results{}.ListResults(context.Background(), nil)
+	return err
+}
+
 // backend starts a gRPC backend with a health service; it stops with the test.
 func backend(t *testing.T) (string, *health.Server) {
 	t.Helper()
@@ -111,6 +122,7 @@ func backend(t *testing.T) (string, *health.Server) {
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	fitnessv1.RegisterResultServiceServer(gs, results{})
+	fitnessv1.RegisterRepairServiceServer(gs, repairs{})
 	go func() { _ = gs.Serve(lis) }()
 	t.Cleanup(gs.Stop)
 	return lis.Addr().String(), hs
@@ -243,5 +255,39 @@ func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", svc.APIAddr(), time.Second); err == nil {
 		t.Error("the JSON API still accepts connections after Run returned")
+	}
+}
+
+// A stream that fails with an error detail of a type the gateway does not
+// link answers the backend's code and message, the known detail kept.
+func TestStreamErrorWithAnUnknownDetailType(t *testing.T) {
+	addr, _ := backend(t)
+	openapi, err := filepath.Abs("../../../gen/openapiv2/resultsync.swagger.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clearEnv(t)
+	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
+		"--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi, "--results-addr=" + addr, "--relay-addr=" + addr,
+		"--consumer-addr=" + addr, "--reconcile-addr=" + addr, "--repair-addr=" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	svc, err := gatewaysvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	code, body := get(t, "http://"+svc.APIAddr()+"/v1/repairs/r-1:watch", "Authorization", "Bearer dev-viewer")
+	if code != http.StatusBadRequest || !strings.Contains(body, `"error"`) || !strings.Contains(body, "page_size too large") ||
+		!strings.Contains(body, "google.rpc.BadRequest") || strings.Contains(body, "NotLinked") {
+		t.Errorf("GET a watch failing with an unknown detail type = %d %s; want 400, an error line with the message and the field violation only", code, body)
 	}
 }
