@@ -13,30 +13,39 @@
 //   - write: pkg/resultstore (the business row and its outbox row commit
 //     together; a version is never reused; a deletion is a versioned
 //     tombstone, the last version of its record);
-//   - claim: outbox.Repo.ClaimBatch (NEW and due FAILED rows; a PROCESSING
-//     row whose lease, read on the claimant's own clock, expired is
-//     reclaimed at the cost of an attempt, or PARKED once attempts reach
-//     the maximum; every claim gets a new token);
-//   - publish: relay.PulsarPublisher.Publish (per message: acknowledged,
-//     failed, or stored by the broker with the acknowledgment lost);
-//   - complete: outbox.Repo.MarkSent / MarkFailed (only the acknowledged
-//     messages are SENT, the others FAILED with a retry time or PARKED, both
-//     conditioned on the claim token);
-//   - replay parked: outbox.Repo.ReplayParked (an operator's audited call);
-//   - receive, insert, ack: consumer.Consumer (a batch is inserted once the
+//   - claim: outbox.Repo.ClaimBatch, pkg/outbox/repo.go (NEW and due
+//     FAILED rows; a PROCESSING row whose lease, read on the claimant's own
+//     clock, expired is reclaimed at the cost of an attempt, or PARKED once
+//     attempts reach the maximum; every claim gets a new token);
+//   - publish: relay.PulsarPublisher.Publish, pkg/relay/pulsar.go (per
+//     message: acknowledged, failed, or stored by the broker with the
+//     acknowledgment lost);
+//   - complete: outbox.Repo.MarkSent / MarkFailed, pkg/outbox/repo.go (only
+//     the acknowledged messages are SENT, the others FAILED with a retry
+//     time or PARKED, both conditioned on the claim token);
+//   - replay parked: outbox.Repo.ReplayParked, pkg/outbox/repo.go (an
+//     operator's audited call);
+//   - receive, check, insert, ack: Consumer.receive, checkEpoch, write,
+//     acknowledge in pkg/consumer/consumer.go (a batch is inserted once the
 //     epoch floor check passed, then acknowledged; unacknowledged messages
 //     are redelivered after a crash);
 //   - projection: ReplacingMergeTree with row_version = version<<16 | epoch
 //     (ClickHouse migration 0001); the current state is the row of the
 //     highest row_version;
-//   - replay: replay.Replayer (the authoritative state at its existing
-//     version: the outbox row of that event re-armed, left alone while
-//     PROCESSING, or written anew when it was purged);
+//   - replay: replay.Replayer.Replay, pkg/replay/replay.go (the
+//     authoritative state at its existing version: the outbox row of that
+//     event re-armed, left alone while PROCESSING, or written anew when it
+//     was purged);
 //   - rebuild: pkg/rebuild (a clean copy of the authoritative state at a
 //     new epoch, then the floor raised: projection_epoch_floor).
 //
 // What the model abstracts away: SQL, bytes and batching sizes, partitions
-// (one subscription; ordering is not relied upon: the broker may reorder),
+// (one subscription whose deliveries may be reordered: the real Failover
+// subscription keeps a partition's order, but two relays publish versions of
+// one record in either order and redelivery after a crash comes after newer
+// messages, so the consumer relies on row_version, not on order; the model
+// gives the broker that freedom everywhere), the consumer's cached floor
+// (Config.EpochCheck: the model reads the floor before every batch),
 // the reconciliation's own comparison (the model compares the projection
 // with the shards directly), and time other than the logical clock.
 package sim
@@ -78,7 +87,7 @@ type Config struct {
 	Steps    int // scheduled steps with faults, before quiescence
 	Keys     int // records
 	Relays   int
-	Shards   int
+	Shards   int   // outbox tables; a record lives on shard key % Shards
 	Lease    int64 // lease length, in clock ticks
 	MaxSkew  int64 // largest clock offset of a relay
 	Attempts int   // MaxAttempts of the outbox
@@ -96,6 +105,7 @@ func DefaultConfig(seed uint64) Config {
 // steps that led to it.
 type Violation struct {
 	Seed      uint64
+	Mutant    Mutant
 	Step      int
 	Invariant string
 	Detail    string
@@ -103,8 +113,12 @@ type Violation struct {
 }
 
 func (v *Violation) Error() string {
-	return fmt.Sprintf("seed %d, step %d: %s: %s\nlast steps:\n  %s\nreplay: go test ./pkg/sim -run TestReplaySeed -sim.seed=%d",
-		v.Seed, v.Step, v.Invariant, v.Detail, strings.Join(v.Trace, "\n  "), v.Seed)
+	mut := ""
+	if v.Mutant != None {
+		mut = " -sim.mutant=" + v.Mutant.String()
+	}
+	return fmt.Sprintf("seed %d, step %d: %s: %s\nlast steps:\n  %s\nreplay: go test ./pkg/sim -run TestReplaySeed -sim.seed=%d%s",
+		v.Seed, v.Step, v.Invariant, v.Detail, strings.Join(v.Trace, "\n  "), v.Seed, mut)
 }
 
 // Outbox row states (outbox.Status*).
@@ -248,7 +262,7 @@ func (w *World) logf(format string, args ...any) {
 }
 
 func (w *World) violation(inv, format string, args ...any) *Violation {
-	return &Violation{Seed: w.cfg.Seed, Step: w.step, Invariant: inv, Detail: fmt.Sprintf(format, args...), Trace: slices.Clone(w.trace)}
+	return &Violation{Seed: w.cfg.Seed, Mutant: w.cfg.Mutant, Step: w.step, Invariant: inv, Detail: fmt.Sprintf(format, args...), Trace: slices.Clone(w.trace)}
 }
 
 // ---- the source and its outbox ----
@@ -274,14 +288,20 @@ func (w *World) addRow(key int, ev version) {
 
 // ---- relays ----
 
+// claim is one relay's claim on one shard's outbox (a record lives on shard
+// key % Shards; the relay claims from each of its stores in turn).
 func (w *World) claim(r *relay, idx int) {
 	now := w.now + r.skew
+	shard := w.rng.IntN(max(w.cfg.Shards, 1))
 	n := 0
 	for i := range w.outbox {
 		if n == 8 {
 			break
 		}
 		o := &w.outbox[i]
+		if o.key%max(w.cfg.Shards, 1) != shard {
+			continue
+		}
 		switch {
 		case o.status == stProcessing && o.due < now:
 			// an expired lease costs an attempt

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"flag"
+	"slices"
 	"testing"
 	"time"
 )
@@ -10,6 +11,7 @@ var (
 	seedFlag  = flag.Uint64("sim.seed", 0, "replay one seed (TestReplaySeed)")
 	seedsFlag = flag.Int("sim.seeds", 0, "seeds of TestProtocol (0: the default budget)")
 	stepsFlag = flag.Int("sim.steps", 0, "scheduled steps per seed (0: DefaultConfig)")
+	mutFlag   = flag.String("sim.mutant", "", "replay the seed with this mutant (TestReplaySeed; a name of TestMutantsAreCaught)")
 )
 
 // The default budget: enough seeds that the whole run is well over a
@@ -63,7 +65,8 @@ func TestMutantsAreCaught(t *testing.T) {
 				cfg := config(uint64(s + 1))
 				cfg.Mutant = m
 				if _, v := Run(cfg); v != nil {
-					t.Logf("caught at seed %d, step %d: %s: %s", v.Seed, v.Step, v.Invariant, v.Detail)
+					t.Logf("caught at seed %d, step %d: %s: %s (replay: go test ./pkg/sim -run TestReplaySeed -sim.seed=%d -sim.mutant=%s)",
+						v.Seed, v.Step, v.Invariant, v.Detail, v.Seed, m)
 					return
 				}
 			}
@@ -87,7 +90,15 @@ func TestReplaySeed(t *testing.T) {
 	if *seedFlag == 0 {
 		t.Skip("give -sim.seed=N to replay a seed")
 	}
-	w, v := Run(config(*seedFlag))
+	cfg := config(*seedFlag)
+	if *mutFlag != "" {
+		i := slices.Index(mutantNames, *mutFlag)
+		if i < 0 {
+			t.Fatalf("-sim.mutant=%s: not one of %v", *mutFlag, mutantNames)
+		}
+		cfg.Mutant = Mutant(i)
+	}
+	w, v := Run(cfg)
 	if v != nil {
 		t.Fatal(v)
 	}
