@@ -63,16 +63,20 @@ type Mutant int
 
 // The mutants.
 const (
-	None              Mutant = iota
-	AckBeforeInsert          // the consumer acknowledges a batch before inserting it
-	SentWithoutAck           // the relay marks every claimed row SENT, acknowledged or not
-	CompleteAnyToken         // MarkSent/MarkFailed without the claim token condition
-	RepairTimeVersion        // a replay writes a new event at a repair-time version
-	IgnoreEpochFloor         // the consumer inserts after it saw its epoch retired
-	LastWriteWins            // the projection keeps the last inserted row, not the highest version
+	None                Mutant = iota
+	AckBeforeInsert            // the consumer acknowledges a batch before inserting it
+	SentWithoutAck             // the relay marks every claimed row SENT, acknowledged or not
+	CompleteAnyToken           // MarkSent/MarkFailed without the claim token condition
+	RepairTimeVersion          // a replay writes a new event at a repair-time version
+	IgnoreEpochFloor           // the consumer inserts after it saw its epoch retired
+	LastWriteWins              // the projection keeps the last inserted row, not the highest version
+	VersionWithoutEpoch        // row_version is the source version alone: of equal versions the last inserted wins
+
+	lastMutant = VersionWithoutEpoch
 )
 
-var mutantNames = []string{"none", "ack-before-insert", "sent-without-ack", "complete-any-token", "repair-time-version", "ignore-epoch-floor", "last-write-wins"}
+var mutantNames = []string{"none", "ack-before-insert", "sent-without-ack", "complete-any-token", "repair-time-version", "ignore-epoch-floor", "last-write-wins",
+	"version-without-epoch"}
 
 func (m Mutant) String() string {
 	if int(m) < len(mutantNames) {
@@ -212,6 +216,7 @@ type World struct {
 	best       []row   // visible row per key
 	has        []bool  // key has a visible row
 	visible    []int64 // highest visible version seen per key (monotonic check)
+	liveV      []int64 // highest version inserted per key at an epoch >= the floor
 	lostAt     []int   // step a key's projection rows were last lost
 	replays    []replayRec
 	floor      int
@@ -237,6 +242,7 @@ func New(cfg Config) *World {
 	w.src = make([]version, cfg.Keys)
 	w.committed = make([]map[int64]version, cfg.Keys)
 	w.visible = make([]int64, cfg.Keys)
+	w.liveV = make([]int64, cfg.Keys)
 	w.best, w.has = make([]row, cfg.Keys), make([]bool, cfg.Keys)
 	w.lostAt = make([]int, cfg.Keys)
 	w.lastCommit = make([]int, cfg.Keys)
@@ -495,8 +501,11 @@ func (w *World) current(key int) (row, bool) { return w.best[key], w.has[key] }
 
 // ranks says whether r outranks the visible row b.
 func (w *World) ranks(r, b row) bool {
-	if w.cfg.Mutant == LastWriteWins {
+	switch w.cfg.Mutant {
+	case LastWriteWins:
 		return r.seq > b.seq
+	case VersionWithoutEpoch:
+		return r.ev.v > b.ev.v || r.ev.v == b.ev.v && r.seq > b.seq
 	}
 	return r.ev.v<<16|int64(r.epoch) > b.ev.v<<16|int64(b.epoch)
 }
@@ -506,6 +515,9 @@ func (w *World) put(r row) {
 	w.seq++
 	r.seq = w.seq
 	w.proj = append(w.proj, r)
+	if r.epoch >= w.floor && r.ev.v > w.liveV[r.key] {
+		w.liveV[r.key] = r.ev.v
+	}
 	if !w.has[r.key] || w.ranks(r, w.best[r.key]) {
 		w.best[r.key], w.has[r.key] = r, true
 	}
@@ -593,6 +605,14 @@ func (w *World) rebuild(forget bool) {
 	w.redeliver()
 	w.cons = append(w.cons, &consumer{epoch: e, alive: true}, &consumer{epoch: e, alive: true})
 	w.epoch, w.floor, w.rebuilt = e, e, true
+	for k := range w.liveV { // only the rows of the new epoch are live now
+		w.liveV[k] = 0
+	}
+	for _, r := range w.proj {
+		if r.epoch >= w.floor && r.ev.v > w.liveV[r.key] {
+			w.liveV[r.key] = r.ev.v
+		}
+	}
 	w.logf("rebuild at epoch %d; floor %d; forgotten old consumer=%t", e, e, forget)
 }
 
@@ -609,7 +629,7 @@ func (w *World) describe(key int) string {
 func (w *World) loseKey(key int) {
 	w.proj = slices.DeleteFunc(w.proj, func(r row) bool { return r.key == key })
 	w.has[key] = false
-	w.lostAt[key], w.visible[key] = w.step, 0
+	w.lostAt[key], w.visible[key], w.liveV[key] = w.step, 0, 0
 	w.logf("the projection loses key %d", key)
 }
 
@@ -627,6 +647,10 @@ func (w *World) checkSafety() *Violation {
 		}
 		if r.ev.v > w.src[k].v {
 			return w.violation("the projection is never ahead of the source", "key %d shows v%d, the source is at v%d", k, r.ev.v, w.src[k].v)
+		}
+		if r.epoch < w.floor && w.liveV[k] >= r.ev.v {
+			return w.violation("a retired epoch never wins", "key %d shows v%d at retired epoch %d over v%d at a live epoch (floor %d)",
+				k, r.ev.v, r.epoch, w.liveV[k], w.floor)
 		}
 		if r.ev.v < w.visible[k] {
 			return w.violation("a visible version never goes back", "key %d showed v%d, now v%d (an older row outranked a newer version)", k, w.visible[k], r.ev.v)

@@ -59,7 +59,7 @@ func TestProtocol(t *testing.T) {
 // Each broken variant of the protocol is caught within the default budget;
 // a mutant that survives fails the test.
 func TestMutantsAreCaught(t *testing.T) {
-	for m := AckBeforeInsert; m <= LastWriteWins; m++ {
+	for m := AckBeforeInsert; m <= lastMutant; m++ {
 		t.Run(m.String(), func(t *testing.T) {
 			for s := range defaultSeeds {
 				cfg := config(uint64(s + 1))
