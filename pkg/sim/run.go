@@ -46,7 +46,9 @@ func (w *World) chaosStep() *Violation {
 	w.now++
 	switch p := w.rng.IntN(100); {
 	case p < 12:
-		w.write(w.rng.IntN(w.cfg.Keys), w.rng.IntN(25) == 0)
+		if w.rng.IntN(3) == 0 { // a third of these: the relays keep up with the writes
+			w.writeOpen(w.rng.IntN(len(w.open)), w.rng.IntN(25) == 0)
+		}
 	case p < 40:
 		ri := w.rng.IntN(len(w.relays))
 		r := w.relays[ri]
@@ -99,17 +101,21 @@ func (w *World) chaosStep() *Violation {
 			w.Stats.Faults++
 			w.crashConsumer(c, ci)
 		}
-	case p < 90:
+	case p < 88:
 		w.now += int64(1 + w.rng.IntN(5)) // time passes: leases expire, retries fall due
-	case p < 95:
-		k := w.rng.IntN(w.cfg.Keys)
+	case p < 94:
+		k := w.anyKey()
 		if w.needsRepair(k) {
 			w.replay(k)
 		}
-	case p < 96:
+	case p < 97:
 		w.Stats.Faults++
-		w.loseKey(w.rng.IntN(w.cfg.Keys))
-	case p < 98:
+		k := w.anyKey()
+		w.loseKey(k)
+		if w.rng.IntN(2) == 0 && w.needsRepair(k) {
+			w.replay(k) // a reconciliation run right after finds it
+		}
+	case p < 99:
 		w.replayParked()
 	default:
 		w.Stats.Faults++
@@ -120,7 +126,7 @@ func (w *World) chaosStep() *Violation {
 
 // replayParked is outbox.Repo.ReplayParked of every parked row.
 func (w *World) replayParked() {
-	for i := range w.outbox {
+	for _, i := range w.activeRows() {
 		if o := &w.outbox[i]; o.status == stParked {
 			o.status, o.attempts, o.token, o.due = stNew, 0, 0, w.now
 			w.logf("operator replays parked row %d", o.id)
@@ -173,10 +179,8 @@ func (w *World) drain() *Violation {
 
 // quiet: no outbox row to deliver, no message in the broker, no batch held.
 func (w *World) quiet() bool {
-	for _, o := range w.outbox {
-		if o.status != stSent {
-			return false
-		}
+	if len(w.activeRows()) > 0 {
+		return false
 	}
 	if len(w.pending) > 0 || len(w.unacked) > 0 {
 		return false

@@ -201,9 +201,11 @@ type World struct {
 	step int
 
 	src       []version           // current source state per key
+	open      []int               // the records not deleted
 	committed []map[int64]version // every committed version per key
 	outbox    []outRow
 	byEvent   map[[2]int64]int // (key, version) -> outbox row index
+	active    []int            // ascending indices of the rows that may not be SENT
 	nextToken int
 
 	pending []msg       // broker: not yet delivered
@@ -217,6 +219,7 @@ type World struct {
 	has        []bool  // key has a visible row
 	visible    []int64 // highest visible version seen per key (monotonic check)
 	liveV      []int64 // highest version inserted per key at an epoch >= the floor
+	dirty      []int   // keys whose source or visible row changed since the last check
 	lostAt     []int   // step a key's projection rows were last lost
 	replays    []replayRec
 	floor      int
@@ -239,16 +242,8 @@ type Stats struct {
 func New(cfg Config) *World {
 	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)), byEvent: map[[2]int64]int{},
 		unacked: map[int]msg{}}
-	w.src = make([]version, cfg.Keys)
-	w.committed = make([]map[int64]version, cfg.Keys)
-	w.visible = make([]int64, cfg.Keys)
-	w.liveV = make([]int64, cfg.Keys)
-	w.best, w.has = make([]row, cfg.Keys), make([]bool, cfg.Keys)
-	w.lostAt = make([]int, cfg.Keys)
-	w.lastCommit = make([]int, cfg.Keys)
-	for i := range w.committed {
-		w.committed[i] = map[int64]version{}
-		w.lostAt[i] = -1
+	for range cfg.Keys {
+		w.addKey()
 	}
 	for range cfg.Relays {
 		w.relays = append(w.relays, &relay{skew: w.rng.Int64N(2*cfg.MaxSkew+1) - cfg.MaxSkew})
@@ -273,6 +268,48 @@ func (w *World) violation(inv, format string, args ...any) *Violation {
 
 // ---- the source and its outbox ----
 
+// addKey adds a new record (not yet written) to the records that take
+// writes; a deleted record is replaced by a new one, so the run keeps
+// cfg.Keys records open however many it deletes.
+func (w *World) addKey() {
+	k := len(w.src)
+	w.src = append(w.src, version{})
+	w.committed = append(w.committed, map[int64]version{})
+	w.visible = append(w.visible, 0)
+	w.liveV = append(w.liveV, 0)
+	w.best, w.has = append(w.best, row{}), append(w.has, false)
+	w.lostAt = append(w.lostAt, -1)
+	w.lastCommit = append(w.lastCommit, 0)
+	w.open = append(w.open, k)
+}
+
+// anyKey picks a record for a fault or a repair: half the time any record
+// (deleted ones included: their tombstones are lost and repaired too), else
+// one a relay holds a claim on (its completion may be pending), else an open
+// one (where the writes race the repair).
+func (w *World) anyKey() int {
+	switch w.rng.IntN(4) {
+	case 0, 1:
+		return w.rng.IntN(len(w.src))
+	case 2: // a record a relay holds a claim on (a completion may be pending)
+		r := w.relays[w.rng.IntN(len(w.relays))]
+		if len(r.claims) > 0 {
+			return r.claims[w.rng.IntN(len(r.claims))].key
+		}
+	}
+	return w.open[w.rng.IntN(len(w.open))]
+}
+
+// writeOpen writes the open record at index i of w.open (a deletion with
+// del), replacing it with a new record once deleted.
+func (w *World) writeOpen(i int, del bool) {
+	w.write(w.open[i], del)
+	if del {
+		w.open = slices.Delete(w.open, i, i+1)
+		w.addKey()
+	}
+}
+
 func (w *World) write(key int, del bool) {
 	cur := w.src[key]
 	if cur.deleted {
@@ -280,6 +317,7 @@ func (w *World) write(key int, del bool) {
 	}
 	ev := version{v: cur.v + 1, deleted: del, content: w.rng.Int64N(1 << 40)}
 	w.src[key] = ev
+	w.dirty = append(w.dirty, key)
 	w.committed[key][ev.v] = ev
 	w.lastCommit[key] = w.step
 	w.addRow(key, ev)
@@ -289,7 +327,23 @@ func (w *World) write(key int, del bool) {
 
 func (w *World) addRow(key int, ev version) {
 	w.outbox = append(w.outbox, outRow{id: len(w.outbox), key: key, ev: ev, status: stNew, due: w.now})
+	w.active = append(w.active, len(w.outbox)-1)
 	w.byEvent[[2]int64{int64(key), ev.v}] = len(w.outbox) - 1
+}
+
+// activeRows drops the SENT rows from w.active and returns it: the rows a
+// claim, a replay or quiescence must look at (the outbox's index on status).
+func (w *World) activeRows() []int {
+	w.active = slices.DeleteFunc(w.active, func(i int) bool { return w.outbox[i].status == stSent })
+	return w.active
+}
+
+// rearm puts a SENT row back among the active rows, in id order.
+func (w *World) rearm(i int) {
+	at, found := slices.BinarySearch(w.activeRows(), i)
+	if !found {
+		w.active = slices.Insert(w.active, at, i)
+	}
 }
 
 // ---- relays ----
@@ -300,7 +354,7 @@ func (w *World) claim(r *relay, idx int) {
 	now := w.now + r.skew
 	shard := w.rng.IntN(max(w.cfg.Shards, 1))
 	n := 0
-	for i := range w.outbox {
+	for _, i := range w.activeRows() {
 		if n == 8 {
 			break
 		}
@@ -373,6 +427,9 @@ func (w *World) complete(r *relay, idx int, lostReply bool) {
 		if c.acked || w.cfg.Mutant == SentWithoutAck {
 			o.status, o.token = stSent, 0
 			continue
+		}
+		if o.status == stSent {
+			w.rearm(c.row) // only with CompleteAnyToken
 		}
 		o.attempts++
 		o.token = 0
@@ -520,6 +577,7 @@ func (w *World) put(r row) {
 	}
 	if !w.has[r.key] || w.ranks(r, w.best[r.key]) {
 		w.best[r.key], w.has[r.key] = r, true
+		w.dirty = append(w.dirty, r.key)
 	}
 }
 
@@ -549,6 +607,9 @@ func (w *World) replay(key int) {
 		// being delivered: its token is its claimant's
 	default:
 		o := &w.outbox[i]
+		if o.status == stSent {
+			w.rearm(i)
+		}
 		o.status, o.attempts, o.token, o.due = stNew, 0, 0, w.now
 	}
 	w.logf("replay key %d v%d", key, cur.v)
@@ -565,8 +626,8 @@ func (w *World) needsRepair(key int) bool {
 	if cur.v == 0 {
 		return false
 	}
-	for _, o := range w.outbox {
-		if o.key == key && (o.status == stNew || o.status == stProcessing || o.status == stFailed) {
+	for _, i := range w.activeRows() {
+		if o := w.outbox[i]; o.key == key && (o.status == stNew || o.status == stProcessing || o.status == stFailed) {
 			return false
 		}
 	}
@@ -607,6 +668,7 @@ func (w *World) rebuild(forget bool) {
 	w.epoch, w.floor, w.rebuilt = e, e, true
 	for k := range w.liveV { // only the rows of the new epoch are live now
 		w.liveV[k] = 0
+		w.dirty = append(w.dirty, k)
 	}
 	for _, r := range w.proj {
 		if r.epoch >= w.floor && r.ev.v > w.liveV[r.key] {
@@ -630,13 +692,18 @@ func (w *World) loseKey(key int) {
 	w.proj = slices.DeleteFunc(w.proj, func(r row) bool { return r.key == key })
 	w.has[key] = false
 	w.lostAt[key], w.visible[key], w.liveV[key] = w.step, 0, 0
+	w.dirty = append(w.dirty, key)
 	w.logf("the projection loses key %d", key)
 }
 
 // ---- invariants ----
 
+// checkSafety checks the keys changed since the last check (the others
+// cannot have broken an invariant since).
 func (w *World) checkSafety() *Violation {
-	for k := range w.src {
+	dirty := w.dirty
+	w.dirty = w.dirty[:0]
+	for _, k := range dirty {
 		r, ok := w.current(k)
 		if !ok {
 			continue
