@@ -20,7 +20,8 @@ BIN=$RS_ROOT/bin
 # name:gRPC port:HTTP (metrics) port
 SERVERS="results:7101:7201 relay:7102:7202 consumer:7103:7203 reconcile:7104:7204 repair:7105:7205 gateway:7106:7206"
 
-healthy() { "$BIN/grpcurl" -plaintext -max-time 2 "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null | grep -q SERVING; }
+# SERVING exactly (grpcurl prints "status": "SERVING"; NOT_SERVING must not match).
+healthy() { "$BIN/grpcurl" -plaintext -max-time 2 "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null | grep -q '"SERVING"'; }
 
 # spawn NAME: start one server in the background, recording its pid.
 spawn() {
