@@ -97,6 +97,7 @@ type options struct {
 	rebuildRecords  int
 	rebuildRate     int
 	skipRebuild     bool
+	replayPath      string
 	cpuprofile      string
 }
 
@@ -115,6 +116,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 10*time.Minute, "longest wait for the repaired records to be visible")
 	flag.IntVar(&o.rebuildRecords, "rebuild-records", 1_000_000, "results of the rebuilt campaign (over two shards)")
 	flag.IntVar(&o.rebuildRate, "rebuild-rows-per-second", 0, "rebuild pacing, rows/s (0: unpaced)")
+	flag.StringVar(&o.replayPath, "replay-path", repairsvc.ReplayPathOutbox, "the repair server's --replay-path: outbox (re-armed outbox rows, drained by the relay) or broker (published by the repair server)")
 	flag.BoolVar(&o.skipRebuild, "skip-rebuild", false, "skip the rebuild measurement")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process during the repair to this file")
 	flag.Parse()
@@ -502,7 +504,8 @@ func runRepair(ctx context.Context, o options) error {
 	defer stopConsumer()
 
 	repairCfg, err := repairsvc.Load(st.args("--clickhouse-addr="+infratest.ClickHouseAddr(), "--clickhouse-database="+st.ch.Name,
-		fmt.Sprintf("--rows-per-second=%d", o.rowsPerSecond), fmt.Sprintf("--workers-per-shard=%d", o.workersPerShard), fmt.Sprintf("--batch-size=%d", o.batchSize)))
+		fmt.Sprintf("--rows-per-second=%d", o.rowsPerSecond), fmt.Sprintf("--workers-per-shard=%d", o.workersPerShard), fmt.Sprintf("--batch-size=%d", o.batchSize),
+		"--replay-path="+o.replayPath, "--pulsar-url="+infratest.PulsarURL(), "--topic="+st.topic))
 	if err != nil {
 		return err
 	}
@@ -673,8 +676,8 @@ wait:
 	n := float64(o.records)
 	fmt.Printf("\nrepair of %d records missing from the projection (2 shards), live corrections at %d/s, %s + Pulsar standalone + ClickHouse 18.16 on one %d-core machine\n",
 		o.records, o.liveRate, infratest.MySQLEngine(), runtime.NumCPU())
-	fmt.Printf("plan: %s; executor %d rows/s and %d workers per shard; consumer batch %d, wait %s\n",
-		strings.Join(shardsPlan, ", "), o.rowsPerSecond, o.workersPerShard, consumer.DefaultConfig().BatchSize, o.batchWait)
+	fmt.Printf("plan: %s; replay path %s; executor %d rows/s and %d workers per shard; consumer batch %d, wait %s\n",
+		strings.Join(shardsPlan, ", "), o.replayPath, o.rowsPerSecond, o.workersPerShard, consumer.DefaultConfig().BatchSize, o.batchWait)
 	fmt.Printf("%-22s %9s %14s %14s %14s\n", "phase", "time", "live events/s", "visible p50", "p99")
 	fmt.Printf("%-22s %9s %14.0f %14s %14s\n", "baseline, no repair", dur(baseTo.Sub(baseFrom)), float64(baseN)/baseSecs, dur(baseP50), dur(baseP99))
 	fmt.Printf("%-22s %9s %14.0f %14s %14s\n", "during the repair", dur(visibleAt.Sub(repFrom)), float64(repN)/repSecs, dur(repP50), dur(repP99))

@@ -129,6 +129,12 @@ func (p *Platform) RepairArgs(extra ...string) []string {
 		"--retry-backoff=50ms"}, extra...)...)
 }
 
+// BrokerReplayArgs are the repair server's settings that replay through
+// the broker (--replay-path=broker) to the platform's topic.
+func (p *Platform) BrokerReplayArgs() []string {
+	return []string{"--replay-path=broker", "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic}
+}
+
 // StartRepair starts the repair server in the test process (the kill -9
 // test runs the binary instead).
 func (p *Platform) StartRepair(extra ...string) {

@@ -12,6 +12,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/resultstore"
+	"github.com/resultsync/resultsync/pkg/shard"
 )
 
 // MaxBatch bounds the data ids of one ReplayBatch transaction (its IN lists
@@ -42,15 +43,25 @@ type Outcome struct {
 // written; parts on other shards may have committed already. Replaying them
 // again is harmless (idempotent), so the caller retries the whole batch.
 func (r *Replayer) ReplayBatch(ctx context.Context, dataIDs []int64) ([]Outcome, error) {
-	if len(r.m.Shards) == 0 || len(r.dbs) != len(r.m.Shards) {
-		return nil, fmt.Errorf("replaying a batch: %d databases for %d shards", len(r.dbs), len(r.m.Shards))
+	return inParts(r.m, r.dbs, dataIDs, func(db *sql.DB, shardID string, part []int64, done map[int64]Outcome) error {
+		return r.replayPart(ctx, db, shardID, part, done)
+	})
+}
+
+// inParts groups dataIDs by owning shard (m; dbs[i] reaches m.Shards[i]),
+// sorted and distinct, in parts of at most MaxBatch, calls part for each
+// (which records the outcomes of its ids in done) and returns one Outcome
+// per data id in the order given. The first error of a part is returned.
+func inParts(m shard.Map, dbs []*sql.DB, dataIDs []int64, part func(db *sql.DB, shardID string, ids []int64, done map[int64]Outcome) error) ([]Outcome, error) {
+	if len(m.Shards) == 0 || len(dbs) != len(m.Shards) {
+		return nil, fmt.Errorf("replaying a batch: %d databases for %d shards", len(dbs), len(m.Shards))
 	}
 	byShard := map[int][]int64{}
 	for _, id := range dataIDs {
 		if id <= 0 {
 			return nil, fmt.Errorf("replaying a batch: data_id must be positive, got %d", id)
 		}
-		i := r.m.Owner(id)
+		i := m.Owner(id)
 		byShard[i] = append(byShard[i], id)
 	}
 	done := make(map[int64]Outcome, len(dataIDs))
@@ -58,8 +69,7 @@ func (r *Replayer) ReplayBatch(ctx context.Context, dataIDs []int64) ([]Outcome,
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
 		for start := 0; start < len(ids); start += MaxBatch {
-			part := ids[start:min(start+MaxBatch, len(ids))]
-			if err := r.replayPart(ctx, r.dbs[i], r.m.Shards[i].ID, part, done); err != nil {
+			if err := part(dbs[i], m.Shards[i].ID, ids[start:min(start+MaxBatch, len(ids))], done); err != nil {
 				return nil, err
 			}
 		}
@@ -80,46 +90,9 @@ func (r *Replayer) replayPart(ctx context.Context, db *sql.DB, shardID string, i
 	}
 	defer tx.Rollback() //nolint:errcheck // no-op after Commit
 
-	cur, err := lockStates(ctx, tx, shardID, "fitness_result", ids)
+	outcomes, events, stored, err := readEvents(ctx, tx, shardID, ids, true)
 	if err != nil {
 		return err
-	}
-	var purged []int64
-	for _, id := range ids {
-		if _, ok := cur[id]; !ok {
-			purged = append(purged, id)
-		}
-	}
-	outcomes := make(map[int64]Outcome, len(ids))
-	if len(purged) > 0 {
-		logged, err := lockStates(ctx, tx, shardID, "deletion_log", purged)
-		if err != nil {
-			return err
-		}
-		for _, id := range purged {
-			switch rec, ok := logged[id]; {
-			case !ok:
-				outcomes[id] = Outcome{DataID: id, ShardID: shardID, Err: fmt.Errorf("replaying %d on %s: %w", id, shardID, ErrNotFound)}
-			case !rec.GetIsDeleted():
-				outcomes[id] = Outcome{DataID: id, ShardID: shardID, Err: fmt.Errorf("the deletion record of %d on %s is not a tombstone", id, shardID)}
-			default:
-				cur[id] = rec
-			}
-		}
-	}
-
-	events := make(map[int64]*fitnessv1.FitnessResultChanged, len(cur))
-	eventIDs := make([]any, 0, len(cur))
-	for _, id := range ids {
-		if rec, ok := cur[id]; ok {
-			ev := resultstore.Event(rec)
-			events[id] = ev
-			eventIDs = append(eventIDs, ev.GetEventId())
-		}
-	}
-	stored, err := lockOutboxRows(ctx, tx, eventIDs)
-	if err != nil {
-		return fmt.Errorf("replaying %d records on %s: %w", len(ids), shardID, err)
 	}
 	now := r.clock()
 	var rearm []any
@@ -172,17 +145,67 @@ func (r *Replayer) replayPart(ctx context.Context, db *sql.DB, shardID string, i
 	return nil
 }
 
-// lockStates reads the rows of ids from table (fitness_result or
-// deletion_log) under the row locks the write path takes, in data_id order.
-func lockStates(ctx context.Context, tx *sql.Tx, shardID, table string, ids []int64) (map[int64]*fitnessv1.FitnessResult, error) {
+// readEvents reads the current state of ids (sorted, distinct, owned by
+// shardID) through tx, with lock under the write path's row locks: the
+// event of each record's row, or of its deletion record once purged, and
+// the outbox rows of those events' ids. A record without either, or whose
+// deletion record is no tombstone, gets its failed outcome and no event.
+func readEvents(ctx context.Context, tx *sql.Tx, shardID string, ids []int64, lock bool) (map[int64]Outcome, map[int64]*fitnessv1.FitnessResultChanged, map[string]outboxRow, error) {
+	cur, err := readRows(ctx, tx, shardID, "fitness_result", ids, lock)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var purged []int64
+	for _, id := range ids {
+		if _, ok := cur[id]; !ok {
+			purged = append(purged, id)
+		}
+	}
+	outcomes := make(map[int64]Outcome, len(ids))
+	if len(purged) > 0 {
+		logged, err := readRows(ctx, tx, shardID, "deletion_log", purged, lock)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for _, id := range purged {
+			switch rec, ok := logged[id]; {
+			case !ok:
+				outcomes[id] = Outcome{DataID: id, ShardID: shardID, Err: fmt.Errorf("replaying %d on %s: %w", id, shardID, ErrNotFound)}
+			case !rec.GetIsDeleted():
+				outcomes[id] = Outcome{DataID: id, ShardID: shardID, Err: fmt.Errorf("the deletion record of %d on %s is not a tombstone", id, shardID)}
+			default:
+				cur[id] = rec
+			}
+		}
+	}
+	events := make(map[int64]*fitnessv1.FitnessResultChanged, len(cur))
+	eventIDs := make([]any, 0, len(cur))
+	for _, id := range ids {
+		if rec, ok := cur[id]; ok {
+			ev := resultstore.Event(rec)
+			events[id] = ev
+			eventIDs = append(eventIDs, ev.GetEventId())
+		}
+	}
+	stored, err := outboxRows(ctx, tx, eventIDs, lock)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("reading %d records on %s: %w", len(ids), shardID, err)
+	}
+	return outcomes, events, stored, nil
+}
+
+// readRows reads the rows of ids from table (fitness_result or
+// deletion_log), in data_id order; with lock, under the row locks the write
+// path takes.
+func readRows(ctx context.Context, tx *sql.Tx, shardID, table string, ids []int64, lock bool) (map[int64]*fitnessv1.FitnessResult, error) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT "+resultstore.ResultColumns+" FROM "+table+" WHERE data_id IN ("+placeholders(len(ids))+
-		") ORDER BY data_id FOR UPDATE", args...)
+		") ORDER BY data_id"+forUpdate(lock), args...)
 	if err != nil {
-		return nil, fmt.Errorf("locking %d records in %s on %s: %w", len(ids), table, shardID, err)
+		return nil, fmt.Errorf("reading %d records in %s on %s: %w", len(ids), table, shardID, err)
 	}
 	defer rows.Close()
 	out := make(map[int64]*fitnessv1.FitnessResult, len(ids))
@@ -199,7 +222,15 @@ func lockStates(ctx context.Context, tx *sql.Tx, shardID, table string, ids []in
 	return out, nil
 }
 
-// outboxRow is a locked outbox row of an event id.
+// forUpdate is the locking clause of a read, or nothing.
+func forUpdate(lock bool) string {
+	if lock {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// outboxRow is an outbox row of an event id.
 type outboxRow struct {
 	id        int64
 	status    string
@@ -207,16 +238,17 @@ type outboxRow struct {
 	decodeErr error
 }
 
-// lockOutboxRows locks the outbox rows of the event ids, by event id.
-func lockOutboxRows(ctx context.Context, tx *sql.Tx, eventIDs []any) (map[string]outboxRow, error) {
+// outboxRows reads (with lock, locks) the outbox rows of the event ids, by
+// event id.
+func outboxRows(ctx context.Context, tx *sql.Tx, eventIDs []any, lock bool) (map[string]outboxRow, error) {
 	out := make(map[string]outboxRow, len(eventIDs))
 	if len(eventIDs) == 0 {
 		return out, nil
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT id, event_id, status, payload FROM outbox_event WHERE event_id IN ("+
-		placeholders(len(eventIDs))+") ORDER BY event_id FOR UPDATE", eventIDs...)
+		placeholders(len(eventIDs))+") ORDER BY event_id"+forUpdate(lock), eventIDs...)
 	if err != nil {
-		return nil, fmt.Errorf("locking the outbox rows: %w", err)
+		return nil, fmt.Errorf("reading the outbox rows: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {

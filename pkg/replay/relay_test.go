@@ -22,30 +22,8 @@ import (
 // its deletion record), and a SENT row re-armed (version 2) — on both shards.
 func TestRelayPublishesReplayedEvents(t *testing.T) {
 	e := newEnv(t)
-	const missing, purged, sent = 900001, 900002, 900010
-	e.record(t, missing, "2.21")
-	for v, res := range []string{"2.31", "2.41", "2.51"} {
-		e.correct(t, missing, int64(v+1), res)
-	}
-	e.record(t, purged, "1.75")
-	e.correct(t, purged, 1, "1.85")
-	e.delete(t, purged, 2)
-	want := map[string][]byte{}
-	for id, v := range map[int64]int64{missing: 4, purged: 3} {
-		ev := canonical.EventID(id, v)
-		want[ev] = e.row(t, id, ev).Payload
-	}
-	e.deliverAll(t)
-	e.purgeSent(t)
-	if n, err := replay.Purge(t.Context(), e.db(purged), time.Now().Add(time.Minute)); err != nil || n != 1 {
-		t.Fatalf("Purge = %d, %v", n, err)
-	}
-	// Delivered, and still in the outbox as SENT.
-	e.record(t, sent, "1.5")
-	e.correct(t, sent, 1, "1.6")
-	sentRow := e.row(t, sent, canonical.EventID(sent, 2))
-	want[sentRow.EventID] = sentRow.Payload
-	e.deliverAll(t)
+	want, sentRow := deliveredScenario(t, e)
+	const missing, purged, sent = scenarioMissing, scenarioPurged, scenarioSent
 	for _, id := range []int64{missing, purged, sent} {
 		e.replay(t, id)
 	}
@@ -82,4 +60,40 @@ func TestRelayPublishesReplayedEvents(t *testing.T) {
 	if col.Distinct() != len(want) {
 		t.Errorf("published %d distinct events, want only the %d replayed", col.Distinct(), len(want))
 	}
+}
+
+// The records of deliveredScenario.
+const scenarioMissing, scenarioPurged, scenarioSent = 900001, 900002, 900010
+
+// deliveredScenario writes the records a replay must deliver again, all
+// delivered once already: scenarioMissing at version 4 with its outbox rows
+// purged, scenarioPurged deleted at version 3 and purged from its table
+// (only its deletion record is left) and scenarioSent at version 2, its row
+// still SENT. It returns the committed bytes by event id, and the SENT row.
+func deliveredScenario(t *testing.T, e *env) (map[string][]byte, outbox.Row) {
+	t.Helper()
+	const missing, purged, sent = scenarioMissing, scenarioPurged, scenarioSent
+	e.record(t, missing, "2.21")
+	for v, res := range []string{"2.31", "2.41", "2.51"} {
+		e.correct(t, missing, int64(v+1), res)
+	}
+	e.record(t, purged, "1.75")
+	e.correct(t, purged, 1, "1.85")
+	e.delete(t, purged, 2)
+	want := map[string][]byte{}
+	for id, v := range map[int64]int64{missing: 4, purged: 3} {
+		ev := canonical.EventID(id, v)
+		want[ev] = e.row(t, id, ev).Payload
+	}
+	e.deliverAll(t)
+	e.purgeSent(t)
+	if n, err := replay.Purge(t.Context(), e.db(purged), time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v", n, err)
+	}
+	e.record(t, sent, "1.5")
+	e.correct(t, sent, 1, "1.6")
+	sentRow := e.row(t, sent, canonical.EventID(sent, 2))
+	want[sentRow.EventID] = sentRow.Payload
+	e.deliverAll(t)
+	return want, sentRow
 }

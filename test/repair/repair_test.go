@@ -33,7 +33,28 @@ const (
 // repair server: plan, approve where needed, execute, verify; the follow-up
 // reconciliation is clean and the discrepancies are resolved.
 func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
+	for _, path := range replayPaths {
+		t.Run(path, func(t *testing.T) { everyClassIsRepaired(t, path) })
+	}
+}
+
+// replayPaths are the repair server's --replay-path values: the tests of
+// replays and tombstones run on both.
+var replayPaths = []string{"outbox", "broker"}
+
+// startRepairOn restarts the platform's repair server on the replay path,
+// with extra settings.
+func startRepairOn(p *platform, path string, extra ...string) {
+	p.StopRepair()
+	if path == "broker" {
+		extra = append(p.BrokerReplayArgs(), extra...)
+	}
+	p.StartRepair(extra...)
+}
+
+func everyClassIsRepaired(t *testing.T, path string) {
 	p := newPlatform(t)
+	startRepairOn(p, path)
 	const (
 		missing    = 910001 // MISSING_IN_TARGET: its rows removed from ClickHouse
 		stale      = 910002 // STALE_TARGET_VERSION: at v4, its v4 row removed
@@ -123,6 +144,7 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 
 	// Create: the replay and the tombstone run at once; the removal waits for
 	// an admin other than the requester.
+	repairStart := time.Now().UTC()
 	created, err := p.Repair.CreateRepair(operator(), &fitnessv1.CreateRepairRequest{RunId: run, Reason: "damaged projection", RequestId: "repair-" + run})
 	if err != nil {
 		t.Fatal(err)
@@ -199,6 +221,12 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 			}
 		}
 	}
+	// The path taken: through the outbox, the replayed records' rows were
+	// re-armed and sent again; through the broker, the outbox was not
+	// written.
+	if n := p.outboxRowsSentSince(repairStart, missing, stale, deleted); (n == 0) != (path == "broker") {
+		t.Errorf("replay path %s: %d outbox rows of the replayed records sent since the repair started", path, n)
+	}
 	// Record by record.
 	want := map[int64]current{missing: {Version: 1, Milli: 2210, Deleted: false}, stale: {Version: 4, Milli: 2240, Deleted: false}, deleted: {Version: 2, Milli: 2210, Deleted: true}, ahead: {Version: 1, Milli: 2210, Deleted: false},
 		unexpected: {}, content: {Version: 1, Milli: 3050, Deleted: false}}
@@ -213,11 +241,16 @@ func TestEveryClassIsRepairedFromARealRun(t *testing.T) {
 // never a repair-time version; a correction to v5 committed while the
 // repair runs is the final state.
 func TestReplayKeepsTheSourceVersionAndACorrectionWins(t *testing.T) {
+	for _, path := range replayPaths {
+		t.Run(path, func(t *testing.T) { replayKeepsTheSourceVersion(t, path) })
+	}
+}
+
+func replayKeepsTheSourceVersion(t *testing.T, path string) {
 	p := newPlatform(t)
 	// A slow repair (5 rows/s per shard over 31 items) leaves time to commit
 	// the correction while it runs.
-	p.StopRepair()
-	p.StartRepair("--rows-per-second=5", "--workers-per-shard=1")
+	startRepairOn(p, path, "--rows-per-second=5", "--workers-per-shard=1")
 	const target = 930000 // the lowest data_id: its item comes first
 	p.Record(campaign, target, school, "2.21")
 	for v := int64(1); v < 4; v++ {
@@ -412,4 +445,20 @@ func trimEnum(s, prefix string) string {
 		return s[len(prefix):]
 	}
 	return s
+}
+
+// outboxRowsSentSince counts the outbox rows of ids, on their shards, not
+// SENT or sent at or after since.
+func (p *platform) outboxRowsSentSince(since time.Time, ids ...int64) int {
+	p.t.Helper()
+	n := 0
+	for _, id := range ids {
+		var c int
+		if err := p.ShardDBs[p.Shards.Owner(id)].QueryRowContext(context.Background(),
+			"SELECT COUNT(*) FROM outbox_event WHERE data_id = ? AND (status <> 'SENT' OR sent_time >= ?)", id, since).Scan(&c); err != nil {
+			p.t.Fatal(err)
+		}
+		n += c
+	}
+	return n
 }

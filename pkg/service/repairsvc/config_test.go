@@ -22,6 +22,11 @@ func TestConfig(t *testing.T) {
 		{"verify timeout below its poll", []string{"--profile=local", "--verify-timeout=1s", "--verify-poll=2s"}, "verify-timeout"},
 		{"epoch floor out of range", []string{"--profile=local", "--epoch-floor=70000"}, "epoch-floor"},
 		{"one shard", []string{"--profile=local", "--shards=shard-0=u:p@tcp(127.0.0.1:1)/a"}, "two shards"},
+		{"replay through the broker", []string{"--profile=local", "--replay-path=broker"}, ""},
+		{"unknown replay path", []string{"--profile=local", "--replay-path=kafka"}, "replay-path"},
+		{"broker path with a bad broker URL", []string{"--profile=local", "--replay-path=broker", "--pulsar-url=http://x"}, "pulsar-url"},
+		{"broker path with a tiny publish timeout", []string{"--profile=local", "--replay-path=broker", "--publish-timeout=1ms"}, "publish-timeout"},
+		{"outbox path ignores the broker settings", []string{"--profile=local", "--pulsar-url=http://x"}, ""},
 		{"production without settings", []string{"--profile="}, "shards"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

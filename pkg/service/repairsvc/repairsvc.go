@@ -15,6 +15,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/apache/pulsar-client-go/pulsar"
+
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/audit"
 	"github.com/resultsync/resultsync/pkg/auth"
@@ -22,8 +24,10 @@ import (
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/rebuild"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/repair"
 	"github.com/resultsync/resultsync/pkg/repairapi"
 	"github.com/resultsync/resultsync/pkg/replay"
@@ -48,6 +52,16 @@ type Config struct {
 	EpochFloor int
 	// MaxItems caps the discrepancies of one CreateRepair.
 	MaxItems int
+	// ReplayPath is how replays and tombstones are delivered: "outbox" (a
+	// re-armed or new outbox row on the record's shard, drained by the
+	// relay) or "broker" (published by the repair server itself to the
+	// relay's topic, pkg/replay.Direct: no outbox writes on the shards).
+	ReplayPath string
+	// PulsarURL and Topic locate the broker and the relay's topic (the
+	// broker path only); PublishTimeout bounds one batch's acknowledgments.
+	PulsarURL      string
+	Topic          string
+	PublishTimeout time.Duration
 	// LagInterval is how often the projection's lag per shard is measured
 	// from durable state (pkg/lagwatch; the repair server has every store).
 	LagInterval time.Duration
@@ -78,6 +92,12 @@ func Load(args []string) (Config, error) {
 		"single-operator setting: let the requester of a removal or rebuild approve it (default: another admin must)")
 	l.Int(&c.EpochFloor, "epoch-floor", "RS_REPAIR_EPOCH_FLOOR", 0, "transformation epoch of the live consumer path; rebuild epochs must exceed it")
 	l.Int(&c.MaxItems, "max-items", "RS_REPAIR_MAX_ITEMS", 100000, "discrepancies of one CreateRepair at most (the rest in later requests)")
+	l.String(&c.ReplayPath, "replay-path", "RS_REPAIR_REPLAY_PATH", ReplayPathOutbox,
+		"how replays and tombstones are delivered: outbox (a re-armed outbox row on the record's shard, drained by the relay) or broker (published by this server to the relay's topic: no outbox writes on the shards)")
+	l.String(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL (replay-path broker)")
+	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events, the relay's (replay-path broker)")
+	l.Duration(&c.PublishTimeout, "publish-timeout", "RS_REPAIR_PUBLISH_TIMEOUT", 10*time.Second,
+		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
 	l.Duration(&c.LagInterval, "lag-interval", "RS_REPAIR_LAG_INTERVAL", 15*time.Second,
 		"how often the projection's lag per shard is measured from ClickHouse and the shards' outboxes (projection_durable_lag_seconds)")
 	err := l.Parse(args)
@@ -112,19 +132,45 @@ func (c *Config) validate() error {
 	if c.LagInterval < 100*time.Millisecond {
 		errs = append(errs, fmt.Errorf("lag-interval must be at least 100ms, got %s", c.LagInterval))
 	}
+	switch c.ReplayPath {
+	case ReplayPathOutbox:
+	case ReplayPathBroker:
+		if err := pulsarbus.ValidateURL(c.PulsarURL); err != nil {
+			errs = append(errs, fmt.Errorf("pulsar-url (replay-path broker): %w", err))
+		}
+		if c.Topic == "" {
+			errs = append(errs, errors.New("topic: required with replay-path broker"))
+		}
+		if c.PublishTimeout < 100*time.Millisecond {
+			errs = append(errs, fmt.Errorf("publish-timeout must be at least 100ms, got %s", c.PublishTimeout))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("replay-path must be %q or %q, got %q", ReplayPathOutbox, ReplayPathBroker, c.ReplayPath))
+	}
 	if c.MaxItems < 1 {
 		errs = append(errs, fmt.Errorf("max-items must be at least 1, got %d", c.MaxItems))
 	}
 	return errors.Join(errs...)
 }
 
+// The replay paths of Config.ReplayPath.
+const (
+	ReplayPathOutbox = "outbox"
+	ReplayPathBroker = "broker"
+)
+
 // Service is an assembled repair server, listening but not yet serving.
 type Service struct {
+	cfg   Config
 	srv   *server.Server
 	pools *stores.Pools
 	store *repair.Store
 	exec  *repair.Executor
 	lag   *lagwatch.Exporter
+	// The broker path only: the publishing client, the probe's client and
+	// the publisher.
+	client, probe pulsar.Client
+	pub           *relay.PulsarPublisher
 }
 
 // New validates cfg and assembles the server. Every database is opened
@@ -138,13 +184,13 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{}
+	s := &Service{cfg: cfg}
 	if s.pools, err = stores.Open(cfg.Stores, 8); err != nil {
 		return nil, fmt.Errorf("repair server: %w", err)
 	}
 	defer func() {
 		if err != nil {
-			s.pools.Close()
+			s.close()
 		}
 	}()
 	if s.srv, err = server.New(log, cfg.Server, server.WithAuth(auth.RepairPolicy)); err != nil {
@@ -152,12 +198,25 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	}
 	m, dbs := s.pools.Map, s.pools.Shards
 	s.store = repair.NewStore(s.pools.Control)
+	// The replay: the record's authoritative state, or its retained
+	// tombstone, re-delivered with its existing version and event id through
+	// its shard's outbox, or published to the relay's topic directly.
+	var replayer repair.Replayer = replay.New(m, dbs)
+	if cfg.ReplayPath == ReplayPathBroker {
+		// Neither client connects before it is used.
+		if s.client, err = pulsarbus.NewClient(log, pulsarbus.Options{URL: cfg.PulsarURL, OperationTimeout: cfg.PublishTimeout}); err != nil {
+			return nil, err
+		}
+		if s.probe, err = pulsarbus.NewClient(log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL,
+			OperationTimeout: 2 * time.Second, ConnectionTimeout: 2 * time.Second}); err != nil {
+			return nil, err
+		}
+		s.pub = relay.NewLazyPulsarPublisher(s.client, relay.PulsarOptions{Topic: cfg.Topic, SendTimeout: cfg.PublishTimeout})
+		replayer = replay.NewDirect(m, dbs, s.pub, cfg.PublishTimeout)
+	}
 	deps := repair.Deps{
 		Store: s.store, Runs: reconcile.NewRunStore(s.pools.Control),
-		// The shard-side replay: the record's authoritative state, or its
-		// retained tombstone, re-delivered through its shard's outbox with
-		// its existing version and event id.
-		Replayer: replay.New(m, dbs),
+		Replayer: replayer,
 		// Origins and approved removals in the projection.
 		Editor: chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster),
 		// The controlled rebuild: staging table, catch-up, verification,
@@ -186,7 +245,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if cfg.AllowSelfApproval {
 		log.Warn("self-approval is allowed (--allow-self-approval): the requester of a removal or rebuild may approve it; use only where one operator runs the platform")
 	}
-	log.Info("repair server configured", "shards", m.IDs(), "rows_per_second_per_shard", cfg.Executor.RowsPerSecond,
+	log.Info("repair server configured", "shards", m.IDs(), "replay_path", cfg.ReplayPath, "rows_per_second_per_shard", cfg.Executor.RowsPerSecond,
 		"verify_timeout", cfg.Executor.VerifyTimeout, "lease", cfg.Executor.Lease, "epoch_floor", cfg.EpochFloor)
 	if err := s.srv.Listen(); err != nil {
 		return nil, err
@@ -215,7 +274,35 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // projection's lag per shard from durable state every --lag-interval
 // (pkg/lagwatch); a store it cannot read shows as projection_lag_up 0.
 func (s *Service) Run(ctx context.Context) error {
-	defer s.pools.Close()
+	defer s.close()
 	probes := append([]server.Probe{{Name: "control", Check: s.store.Ping}, s.pools.ClickHouseProbe(true)}, s.pools.ShardProbes()...)
+	if s.probe != nil {
+		// The broker path: replays wait (and fail visibly after their
+		// attempts) while the broker is away; the rest of the server works.
+		probes = append(probes, server.Probe{Name: "pulsar", Partial: true, Check: s.lookup})
+	}
 	return s.srv.Run(ctx, []server.Worker{{Name: "repair-executor", Run: s.exec.Run}, {Name: "lag-exporter", Run: s.lag.Run}}, probes)
+}
+
+// lookup asks the broker for the topic's partitions (the probe client's
+// operation timeout bounds it; the client takes no context).
+func (s *Service) lookup(context.Context) error {
+	_, err := s.probe.TopicPartitions(s.cfg.Topic)
+	return err
+}
+
+// close releases the pools and, on the broker path, the publisher and the
+// Pulsar clients, each bounded.
+func (s *Service) close() {
+	if s.pub != nil {
+		server.Within(5*time.Second, s.pub.Close)
+	}
+	for _, c := range []pulsar.Client{s.client, s.probe} {
+		if c != nil {
+			server.Within(5*time.Second, c.Close)
+		}
+	}
+	if s.pools != nil {
+		s.pools.Close()
+	}
 }
