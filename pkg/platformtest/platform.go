@@ -126,13 +126,7 @@ func (p *Platform) Args(extra ...string) []string {
 func (p *Platform) RepairArgs(extra ...string) []string {
 	return p.Args(append([]string{"--control-dsn=" + p.Control.DSN, "--clickhouse-addr=" + infratest.ClickHouseAddr(),
 		"--clickhouse-database=" + p.CH.Name, "--poll=100ms", "--lease=1s", "--verify-poll=200ms", "--verify-timeout=60s",
-		"--retry-backoff=50ms"}, extra...)...)
-}
-
-// BrokerReplayArgs are the repair server's settings that replay through
-// the broker (--replay-path=broker) to the platform's topic.
-func (p *Platform) BrokerReplayArgs() []string {
-	return []string{"--replay-path=broker", "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic}
+		"--retry-backoff=50ms", "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic}, extra...)...)
 }
 
 // StartRepair starts the repair server in the test process (the kill -9

@@ -50,7 +50,7 @@ type ExecutorConfig struct {
 
 // DefaultExecutorConfig returns the defaults of the repair server.
 func DefaultExecutorConfig() ExecutorConfig {
-	return ExecutorConfig{RowsPerSecond: 5000, WorkersPerShard: 4, BatchSize: 100, MaxConcurrent: 4, Poll: time.Second, Lease: 30 * time.Second,
+	return ExecutorConfig{RowsPerSecond: 5000, WorkersPerShard: 8, BatchSize: 250, MaxConcurrent: 4, Poll: time.Second, Lease: 30 * time.Second,
 		VerifyTimeout: 2 * time.Minute, VerifyPoll: time.Second, ItemAttempts: 5, RetryBackoff: 200 * time.Millisecond}
 }
 

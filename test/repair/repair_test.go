@@ -46,10 +46,7 @@ var replayPaths = []string{"outbox", "broker"}
 // with extra settings.
 func startRepairOn(p *platform, path string, extra ...string) {
 	p.StopRepair()
-	if path == "broker" {
-		extra = append(p.BrokerReplayArgs(), extra...)
-	}
-	p.StartRepair(extra...)
+	p.StartRepair(append([]string{"--replay-path=" + path}, extra...)...)
 }
 
 func everyClassIsRepaired(t *testing.T, path string) {

@@ -10,7 +10,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/schema"
 )
 
-// The repair server starts with ClickHouse or a shard unreachable (fresh
+// The repair server starts with ClickHouse, a shard or the broker unreachable (fresh
 // databases of its own for the rest), reports that dependency NOT_SERVING
 // while its executor and lag measurement keep trying, and stops within its
 // grace on SIGTERM.
@@ -26,6 +26,8 @@ func TestRepairStopsWithinGraceWithADependencyUnreachable(t *testing.T) {
 		{"clickhouse", "dependency/clickhouse", []string{"--shards=" + live, "--clickhouse-addr=127.0.0.1:9"}},
 		{"shard", "dependency/shard-1", []string{"--shards=shard-0=" + shard0.DSN +
 			",shard-1=resultsync:resultsync@tcp(127.0.0.1:1)/rs_shard_1?timeout=300ms"}},
+		// The broker its replays are published to (--replay-path=broker).
+		{"pulsar", "dependency/pulsar", []string{"--shards=" + live, "--pulsar-url=pulsar://127.0.0.1:9"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := startBinary(t, "repair", append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=",

@@ -279,7 +279,7 @@ func TestServersRefuseToStartWithoutSettings(t *testing.T) {
 		"relay":     {"--shards", "--control-dsn", "--pulsar-url", "--auth-tokens"},
 		"consumer":  {"--pulsar-url", "--clickhouse-addr", "--auth-tokens"},
 		"reconcile": {"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"},
-		"repair":    {"--auth-tokens"},
+		"repair":    {"--pulsar-url", "--auth-tokens"},
 		"gateway":   {"--auth-tokens"},
 		"migrate":   {"--shards", "--control-dsn", "--clickhouse-addr"},
 	}

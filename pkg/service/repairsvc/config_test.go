@@ -22,16 +22,17 @@ func TestConfig(t *testing.T) {
 		{"verify timeout below its poll", []string{"--profile=local", "--verify-timeout=1s", "--verify-poll=2s"}, "verify-timeout"},
 		{"epoch floor out of range", []string{"--profile=local", "--epoch-floor=70000"}, "epoch-floor"},
 		{"one shard", []string{"--profile=local", "--shards=shard-0=u:p@tcp(127.0.0.1:1)/a"}, "two shards"},
-		{"replay through the broker", []string{"--profile=local", "--replay-path=broker"}, ""},
+		{"replay through the outbox", []string{"--profile=local", "--replay-path=outbox"}, ""},
 		{"unknown replay path", []string{"--profile=local", "--replay-path=kafka"}, "replay-path"},
 		{"broker path with a bad broker URL", []string{"--profile=local", "--replay-path=broker", "--pulsar-url=http://x"}, "pulsar-url"},
 		{"broker path with a tiny publish timeout", []string{"--profile=local", "--replay-path=broker", "--publish-timeout=1ms"}, "publish-timeout"},
-		{"outbox path ignores the broker settings", []string{"--profile=local", "--pulsar-url=http://x"}, ""},
+		{"outbox path ignores the broker's URL", []string{"--profile=local", "--replay-path=outbox", "--pulsar-url=http://x"}, ""},
+		{"bad broker URL by default", []string{"--profile=local", "--pulsar-url=http://x"}, "pulsar-url"},
 		{"production without settings", []string{"--profile="}, "shards"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("RS_PROFILE", "")
-			for _, k := range []string{"RS_SHARDS", "RS_CONTROL_DSN", "RS_CH_ADDR", "RS_AUTH_TOKENS"} {
+			for _, k := range []string{"RS_SHARDS", "RS_CONTROL_DSN", "RS_CH_ADDR", "RS_AUTH_TOKENS", "RS_PULSAR_URL", "RS_REPAIR_REPLAY_PATH"} {
 				t.Setenv(k, "")
 			}
 			c, err := repairsvc.Load(tc.args)

@@ -52,10 +52,11 @@ type Config struct {
 	EpochFloor int
 	// MaxItems caps the discrepancies of one CreateRepair.
 	MaxItems int
-	// ReplayPath is how replays and tombstones are delivered: "outbox" (a
-	// re-armed or new outbox row on the record's shard, drained by the
-	// relay) or "broker" (published by the repair server itself to the
-	// relay's topic, pkg/replay.Direct: no outbox writes on the shards).
+	// ReplayPath is how replays and tombstones are delivered: "broker"
+	// (the default: published by the repair server itself to the relay's
+	// topic, pkg/replay.Direct: no outbox writes on the shards) or "outbox"
+	// (a re-armed or new outbox row on the record's shard, drained by the
+	// relay, where a large repair queues ahead of live rows).
 	ReplayPath string
 	// PulsarURL and Topic locate the broker and the relay's topic (the
 	// broker path only); PublishTimeout bounds one batch's acknowledgments.
@@ -92,9 +93,9 @@ func Load(args []string) (Config, error) {
 		"single-operator setting: let the requester of a removal or rebuild approve it (default: another admin must)")
 	l.Int(&c.EpochFloor, "epoch-floor", "RS_REPAIR_EPOCH_FLOOR", 0, "transformation epoch of the live consumer path; rebuild epochs must exceed it")
 	l.Int(&c.MaxItems, "max-items", "RS_REPAIR_MAX_ITEMS", 100000, "discrepancies of one CreateRepair at most (the rest in later requests)")
-	l.String(&c.ReplayPath, "replay-path", "RS_REPAIR_REPLAY_PATH", ReplayPathOutbox,
-		"how replays and tombstones are delivered: outbox (a re-armed outbox row on the record's shard, drained by the relay) or broker (published by this server to the relay's topic: no outbox writes on the shards)")
-	l.String(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL (replay-path broker)")
+	l.String(&c.ReplayPath, "replay-path", "RS_REPAIR_REPLAY_PATH", ReplayPathBroker,
+		"how replays and tombstones are delivered: broker (published by this server to the relay's topic: no outbox writes on the shards, the live path's freshness kept) or outbox (a re-armed outbox row on the record's shard, drained by the relay behind live rows)")
+	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL, the relay's (replay-path broker)", false)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events, the relay's (replay-path broker)")
 	l.Duration(&c.PublishTimeout, "publish-timeout", "RS_REPAIR_PUBLISH_TIMEOUT", 10*time.Second,
 		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
