@@ -57,14 +57,13 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/rebuild"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
@@ -218,78 +217,6 @@ func inTx(ctx context.Context, db *sql.DB, stmts []string, args [][]any) error {
 		}
 	}
 	return tx.Commit()
-}
-
-// ---- the stack ----
-
-type stack struct {
-	m       shard.Map
-	dbs     []*sql.DB
-	control *infratest.MySQLDatabase
-	ch      *infratest.ClickHouseDatabase
-	topic   string
-	drops   []func()
-}
-
-func newStack(ctx context.Context) (*stack, error) {
-	s := &stack{topic: pulsarbus.Topic("public", "default", "bench-repair-"+infratest.Suffix())}
-	for i := range 2 {
-		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 16)
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.drops = append(s.drops, drop)
-		s.dbs = append(s.dbs, d.DB)
-		s.m.Shards = append(s.m.Shards, shard.Shard{ID: fmt.Sprintf("shard-%d", i), DSN: d.DSN})
-	}
-	var err error
-	var drop func()
-	if s.control, drop, err = infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Control, 8); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.drops = append(s.drops, drop)
-	if s.ch, drop, err = infratest.CreateClickHouseDatabase(ctx, "rs_bench", true); err != nil {
-		s.close()
-		return nil, err
-	}
-	s.drops = append(s.drops, drop)
-	return s, nil
-}
-
-func (s *stack) close() {
-	for i := len(s.drops) - 1; i >= 0; i-- {
-		s.drops[i]()
-	}
-}
-
-// args are the settings the servers share, then extra.
-func (s *stack) args(extra ...string) []string {
-	var shards []string
-	for _, sh := range s.m.Shards {
-		shards = append(shards, sh.ID+"="+sh.DSN)
-	}
-	return append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--log-level=warn",
-		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","), "--control-dsn=" + s.control.DSN}, extra...)
-}
-
-// runner is what the service packages' New return.
-type runner interface {
-	Run(ctx context.Context) error
-	GRPCAddr() string
-}
-
-// serve runs a server until the returned stop is called; stop returns the
-// server's error.
-func serve(ctx context.Context, svc runner) func() error {
-	sctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(sctx) }()
-	return func() error {
-		cancel()
-		return <-done
-	}
 }
 
 // ---- measurement ----
@@ -451,26 +378,26 @@ func outboxPending(ctx context.Context, dbs []*sql.DB) (int64, error) {
 
 func runRepair(ctx context.Context, o options) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := newStack(ctx)
+	st, err := benchkit.NewStack(ctx, "bench-repair-", 16)
 	if err != nil {
 		return err
 	}
-	defer st.close()
+	defer st.Close()
 
 	fmt.Printf("seeding %d results missing from the projection and %d live records over 2 shards...\n", o.records, o.liveRecords)
 	t0 := time.Now()
 	at := t0.UTC().Truncate(time.Millisecond)
-	if err := seed(ctx, st.m, st.dbs, repairCampaign, repairFirst, o.records, at, true); err != nil {
+	if err := seed(ctx, st.Map, st.DBs, repairCampaign, repairFirst, o.records, at, true); err != nil {
 		return err
 	}
-	if err := seed(ctx, st.m, st.dbs, liveCampaign, liveFirst, o.liveRecords, at, true); err != nil {
+	if err := seed(ctx, st.Map, st.DBs, liveCampaign, liveFirst, o.liveRecords, at, true); err != nil {
 		return err
 	}
 	seeded := time.Since(t0)
 
 	// Reconciliation finds the records missing.
-	runs := reconcile.NewRunStore(st.control.DB)
-	src, dst := reconcile.MySQLSource{Shards: st.dbs}, reconcile.ClickHouseTarget{Conn: st.ch.Conn}
+	runs := reconcile.NewRunStore(st.Control.DB)
+	src, dst := reconcile.MySQLSource{Shards: st.DBs}, reconcile.ClickHouseTarget{Conn: st.CH.Conn}
 	rcfg := reconcile.DefaultRunnerConfig()
 	rcfg.Grace = time.Second
 	t0 = time.Now()
@@ -485,7 +412,7 @@ func runRepair(ctx context.Context, o options) error {
 	reconciled := time.Since(t0)
 
 	// The servers, each built by its service package.
-	relayCfg, err := relaysvc.Load(st.args("--pulsar-url="+infratest.PulsarURL(), "--topic="+st.topic))
+	relayCfg, err := relaysvc.Load(st.Args("--control-dsn="+st.Control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+st.Topic))
 	if err != nil {
 		return err
 	}
@@ -493,7 +420,7 @@ func runRepair(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	stopRelay := serve(ctx, relaySvc)
+	stopRelay := benchkit.Serve(ctx, relaySvc)
 	defer func() {
 		if err := stopRelay(); err != nil {
 			fmt.Fprintln(os.Stderr, "relay server:", err)
@@ -501,15 +428,15 @@ func runRepair(ctx context.Context, o options) error {
 	}()
 
 	obs := newObserver(repairFirst, o.records)
-	stopConsumer, err := startConsumer(ctx, log, st, o.batchWait, obs.applied)
+	stopConsumer, err := benchkit.StartConsumer(ctx, log, st, o.batchWait, obs.applied)
 	if err != nil {
 		return err
 	}
 	defer stopConsumer()
 
-	repairCfg, err := repairsvc.Load(st.args("--clickhouse-addr="+infratest.ClickHouseAddr(), "--clickhouse-database="+st.ch.Name,
+	repairCfg, err := repairsvc.Load(st.Args("--control-dsn="+st.Control.DSN, "--clickhouse-addr="+infratest.ClickHouseAddr(), "--clickhouse-database="+st.CH.Name,
 		fmt.Sprintf("--rows-per-second=%d", o.rowsPerSecond), fmt.Sprintf("--workers-per-shard=%d", o.workersPerShard), fmt.Sprintf("--batch-size=%d", o.batchSize),
-		"--replay-path="+o.replayPath, "--pulsar-url="+infratest.PulsarURL(), "--topic="+st.topic))
+		"--replay-path="+o.replayPath, "--pulsar-url="+infratest.PulsarURL(), "--topic="+st.Topic))
 	if err != nil {
 		return err
 	}
@@ -517,7 +444,7 @@ func runRepair(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	stopRepairSvc := serve(ctx, repairSvc)
+	stopRepairSvc := benchkit.Serve(ctx, repairSvc)
 	defer func() {
 		if err := stopRepairSvc(); err != nil {
 			fmt.Fprintln(os.Stderr, "repair server:", err)
@@ -535,7 +462,7 @@ func runRepair(ctx context.Context, o options) error {
 
 	// The live load, on the write path's own pools.
 	var stores []*resultstore.Store
-	for _, sh := range st.m.Shards {
+	for _, sh := range st.Map.Shards {
 		db, err := mysqldb.Open(ctx, sh.DSN, resultstore.PoolOptions(16))
 		if err != nil {
 			return err
@@ -545,7 +472,7 @@ func runRepair(ctx context.Context, o options) error {
 	}
 	fmt.Printf("seeded in %s; reconciliation found %d MISSING_IN_TARGET in %s; live load %d corrections/s, warm-up %s, baseline %s...\n",
 		seeded.Round(time.Millisecond), run.Discrepancies, reconciled.Round(time.Millisecond), o.liveRate, o.warmup, o.baseline)
-	live := startWriters(ctx, st.m, stores, o)
+	live := startWriters(ctx, st.Map, stores, o)
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -626,7 +553,7 @@ wait:
 		if appliedAt.IsZero() && done+g.GetRepair().GetItemsFailed() >= int64(o.records) {
 			appliedAt = time.Now()
 		}
-		pending, err := outboxPending(ctx, st.dbs)
+		pending, err := outboxPending(ctx, st.DBs)
 		if err != nil {
 			pprof.StopCPUProfile()
 			return err
@@ -669,7 +596,7 @@ wait:
 		time.Sleep(100 * time.Millisecond)
 	}
 	verifiedAt := time.Now()
-	visibleCH, err := countVisible(ctx, st.ch.Conn)
+	visibleCH, err := countVisible(ctx, st.CH.Conn)
 	if err != nil {
 		return err
 	}
@@ -713,49 +640,6 @@ wait:
 		return fmt.Errorf("repair %s ended %s with %d of %d records in the projection", repairID, final.GetState(), visibleCH, o.records)
 	}
 	return nil
-}
-
-// startConsumer runs the projection consumer as services/consumer runs it
-// (Failover subscription, dead-letter producer, DefaultConfig but for the
-// batch wait), with applied watching every written batch.
-func startConsumer(ctx context.Context, log *slog.Logger, st *stack, batchWait time.Duration, applied func([]chstore.Row, time.Time)) (func(), error) {
-	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
-	if err != nil {
-		return nil, err
-	}
-	proj := chstore.NewProjection(st.ch.Conn)
-	sub, err := consumer.Subscribe(client, st.topic, "clickhouse-projection")
-	if err != nil {
-		client.Close()
-		return nil, err
-	}
-	dlq, err := consumer.NewDLQ(client, st.topic+"-DLQ", proj)
-	if err != nil {
-		sub.Close()
-		client.Close()
-		return nil, err
-	}
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = batchWait
-	c, err := consumer.New(log, cfg, sub, proj, dlq, nil, nil, consumer.Hooks{Applied: applied})
-	if err != nil {
-		dlq.Close()
-		sub.Close()
-		client.Close()
-		return nil, err
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(cctx) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "consumer:", err)
-		}
-		dlq.Close()
-		sub.Close()
-		client.Close()
-	}, nil
 }
 
 // countVisible counts the repaired campaign's records in the projection's
