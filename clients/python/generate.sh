@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Regenerates the Python client's protobuf and gRPC modules (src/fitness/v1/)
+# from proto/ with PyPI's grpcio-tools (its own protoc), pinned in
+# requirements-generate.txt and installed once into a project-local venv.
+# Deterministic: run twice, nothing changes (make check-generate relies on it).
+#
+#   clients/python/generate.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+venv=$root/.local/clients/python/gen-venv
+req=$here/requirements-generate.txt
+stamp=$venv/.installed
+
+if [ ! -x "$venv/bin/python" ] || ! cmp -s "$req" "$stamp"; then
+  echo "clients/python: installing the generator ($(tr '\n' ' ' <"$req"))" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  cp "$req" "$stamp"
+fi
+
+out=$here/src
+rm -rf "$out/fitness"
+mkdir -p "$out/fitness/v1"
+# protoc names the modules by the proto path: fitness/v1/result.proto is the
+# package fitness.v1 (module result_pb2), importing its siblings as
+# "from fitness.v1 import reconcile_pb2". The distribution ships the
+# top-level package fitness beside resultsync_client.
+(cd "$root/proto" && "$venv/bin/python" -m grpc_tools.protoc -I . \
+  --python_out="$out" --pyi_out="$out" --grpc_python_out="$out" fitness/v1/*.proto)
+for pkg in "$out/fitness" "$out/fitness/v1"; do
+  printf '"""Generated from resultsync'"'"'s proto/ by clients/python/generate.sh: do not edit."""\n' >"$pkg/__init__.py"
+done

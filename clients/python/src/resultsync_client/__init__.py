@@ -1,0 +1,149 @@
+"""Typed Python client of resultsync's gRPC APIs.
+
+The generated modules live in the ``fitness.v1`` package (one module per
+proto file: ``result_pb2`` messages, ``result_pb2_grpc`` stubs, ...). This
+module adds what every caller needs besides them:
+
+* :func:`connect` opens a channel that sends a bearer token with every call
+  (unary and streaming);
+* :func:`version_conflict` decodes the ``fitness.v1.VersionConflict`` detail
+  of an ABORTED error (a correction or deletion at a stale version);
+* :func:`details` returns every typed detail of an error's
+  ``google.rpc.Status``.
+
+Example::
+
+    from resultsync_client import connect, version_conflict
+    from fitness.v1 import result_pb2, result_pb2_grpc
+
+    with connect("127.0.0.1:7101", token="dev-operator") as channel:
+        results = result_pb2_grpc.ResultServiceStub(channel)
+        got = results.GetResult(result_pb2.GetResultRequest(school_id=8, data_id=900001))
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence, Type, TypeVar
+
+import grpc
+from google.protobuf import message as _message
+from google.rpc import status_pb2
+from grpc_status import rpc_status
+
+from fitness.v1 import (
+    outbox_pb2_grpc,
+    projection_pb2_grpc,
+    reconcile_pb2_grpc,
+    repair_pb2_grpc,
+    result_pb2,
+    result_pb2_grpc,
+)
+
+__all__ = [
+    "connect",
+    "details",
+    "version_conflict",
+    "ResultServiceStub",
+    "OutboxServiceStub",
+    "ProjectionServiceStub",
+    "ReconcileServiceStub",
+    "RepairServiceStub",
+]
+
+ResultServiceStub = result_pb2_grpc.ResultServiceStub
+OutboxServiceStub = outbox_pb2_grpc.OutboxServiceStub
+ProjectionServiceStub = projection_pb2_grpc.ProjectionServiceStub
+ReconcileServiceStub = reconcile_pb2_grpc.ReconcileServiceStub
+RepairServiceStub = repair_pb2_grpc.RepairServiceStub
+
+M = TypeVar("M", bound=_message.Message)
+
+
+class _BearerToken(
+    grpc.UnaryUnaryClientInterceptor,
+    grpc.UnaryStreamClientInterceptor,
+    grpc.StreamUnaryClientInterceptor,
+    grpc.StreamStreamClientInterceptor,
+):
+    """Adds ``authorization: Bearer <token>`` to the metadata of every call."""
+
+    def __init__(self, token: str) -> None:
+        self._pair = ("authorization", "Bearer " + token)
+
+    def _with_token(self, details: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
+        metadata = [m for m in (details.metadata or ()) if m[0] != "authorization"]
+        metadata.append(self._pair)
+        return _CallDetails(details, metadata)
+
+    def intercept_unary_unary(self, continuation, client_call_details, request):
+        return continuation(self._with_token(client_call_details), request)
+
+    def intercept_unary_stream(self, continuation, client_call_details, request):
+        return continuation(self._with_token(client_call_details), request)
+
+    def intercept_stream_unary(self, continuation, client_call_details, request_iterator):
+        return continuation(self._with_token(client_call_details), request_iterator)
+
+    def intercept_stream_stream(self, continuation, client_call_details, request_iterator):
+        return continuation(self._with_token(client_call_details), request_iterator)
+
+
+class _CallDetails(grpc.ClientCallDetails):
+    def __init__(self, base: grpc.ClientCallDetails, metadata: Sequence[tuple[str, str]]) -> None:
+        self.method = base.method
+        self.timeout = base.timeout
+        self.metadata = metadata
+        self.credentials = base.credentials
+        self.wait_for_ready = base.wait_for_ready
+        self.compression = base.compression
+
+
+def connect(
+    target: str,
+    token: Optional[str] = None,
+    *,
+    credentials: Optional[grpc.ChannelCredentials] = None,
+    options: Iterable[tuple[str, object]] = (),
+) -> grpc.Channel:
+    """Opens a channel to a resultsync server at ``target`` ("host:port").
+
+    With ``token`` every call carries ``authorization: Bearer <token>``
+    (the servers' tokens map to the viewer, operator and admin roles).
+    Without ``credentials`` the channel is plaintext (the local stack);
+    pass ``grpc.ssl_channel_credentials()`` for TLS. The channel is a
+    context manager; close it when done.
+    """
+    opts = list(options)
+    if credentials is None:
+        channel = grpc.insecure_channel(target, options=opts)
+    else:
+        channel = grpc.secure_channel(target, credentials, options=opts)
+    if token is None:
+        return channel
+    return grpc.intercept_channel(channel, _BearerToken(token))
+
+
+def details(err: grpc.RpcError, message_type: Type[M]) -> list[M]:
+    """Returns the details of type ``message_type`` that the server attached
+    to ``err`` (its ``google.rpc.Status`` in grpc-status-details-bin);
+    empty when there are none."""
+    status: Optional[status_pb2.Status] = rpc_status.from_call(err)  # type: ignore[arg-type]
+    if status is None:
+        return []
+    out: list[M] = []
+    for any_detail in status.details:
+        if any_detail.Is(message_type.DESCRIPTOR):
+            msg = message_type()
+            any_detail.Unpack(msg)
+            out.append(msg)
+    return out
+
+
+def version_conflict(err: grpc.RpcError) -> Optional[result_pb2.VersionConflict]:
+    """Returns the ``VersionConflict`` of an ABORTED correction or deletion
+    (the version the caller expected and the record's current one), or None
+    when ``err`` is another error."""
+    if err.code() != grpc.StatusCode.ABORTED:  # type: ignore[attr-defined]
+        return None
+    found = details(err, result_pb2.VersionConflict)
+    return found[0] if found else None
