@@ -1,0 +1,90 @@
+package io.github.resultsync.client;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Message;
+import io.github.resultsync.fitness.v1.VersionConflict;
+import io.grpc.CallCredentials;
+import io.grpc.ManagedChannel;
+import io.grpc.ManagedChannelBuilder;
+import io.grpc.Metadata;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Executor;
+
+/**
+ * What every caller of resultsync's gRPC APIs needs besides the generated
+ * stubs ({@code io.github.resultsync.fitness.v1.*Grpc}): a bearer token on
+ * every call, a channel to a server, and the typed details of an error.
+ *
+ * <pre>{@code
+ * ManagedChannel ch = Resultsync.plaintextChannel("127.0.0.1:7101");
+ * var results = ResultServiceGrpc.newBlockingStub(ch).withCallCredentials(Resultsync.bearer("dev-operator"));
+ * try {
+ *   results.correctResult(request);
+ * } catch (StatusRuntimeException e) {
+ *   Resultsync.versionConflict(e).ifPresent(c -> System.out.println("now at " + c.getCurrentVersion()));
+ * }
+ * }</pre>
+ */
+public final class Resultsync {
+  private static final Metadata.Key<String> AUTHORIZATION =
+      Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+  private Resultsync() {}
+
+  /**
+   * Call credentials that send {@code authorization: Bearer <token>} with every
+   * call of a stub ({@code stub.withCallCredentials(bearer(token))}). They are
+   * sent on plaintext channels too (the local stack); use TLS in production.
+   */
+  public static CallCredentials bearer(String token) {
+    return new CallCredentials() {
+      @Override
+      public void applyRequestMetadata(RequestInfo info, Executor executor, MetadataApplier applier) {
+        Metadata headers = new Metadata();
+        headers.put(AUTHORIZATION, "Bearer " + token);
+        applier.apply(headers);
+      }
+    };
+  }
+
+  /** A plaintext channel to {@code target} ("host:port"), e.g. the local stack. */
+  public static ManagedChannel plaintextChannel(String target) {
+    return ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+  }
+
+  /** The details of type {@code type} the server attached to {@code e} (its google.rpc.Status). */
+  public static <T extends Message> List<T> details(StatusRuntimeException e, Class<T> type) {
+    List<T> out = new ArrayList<>();
+    com.google.rpc.Status status = StatusProto.fromThrowable(e);
+    if (status == null) {
+      return out;
+    }
+    for (Any detail : status.getDetailsList()) {
+      if (detail.is(type)) {
+        try {
+          out.add(detail.unpack(type));
+        } catch (InvalidProtocolBufferException ex) {
+          throw new IllegalStateException("undecodable " + type.getSimpleName() + " detail", ex);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The {@link VersionConflict} of an ABORTED correction or deletion (the version
+   * the caller expected and the record's current one); empty for another error.
+   */
+  public static Optional<VersionConflict> versionConflict(StatusRuntimeException e) {
+    if (e.getStatus().getCode() != Status.Code.ABORTED) {
+      return Optional.empty();
+    }
+    return details(e, VersionConflict.class).stream().findFirst();
+  }
+}
