@@ -121,6 +121,14 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 test-clients: build ## Start the six servers (deploy/local/servers.sh) and run every client's tests and the README's examples against them.
 	$(LOCAL_ENV); deploy/local/test-clients.sh $(CLIENT_LANGS)
 
+# Scale-out (test/scale): go test ./... runs it with 8 s phases; this target
+# runs it alone with longer ones.
+SCALE_PHASE ?= 30s
+
+.PHONY: test-scale
+test-scale: ## Three shards, relays and consumers 1 -> 3 -> 1 under load (test/scale), alone, with SCALE_PHASE (default 30s) phases; prints freshness per phase.
+	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 RS_SCALE_PHASE=$(SCALE_PHASE) $(GO) test -race -count=1 -v -timeout=20m ./test/scale/
+
 .PHONY: test-outage
 test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).
 	$(LOCAL_ENV); RS_OUTAGE_TESTS=1 RS_REQUIRE_INFRA=1 $(GO) test -race -count=1 -p 1 -timeout=15m -v ./test/outage/

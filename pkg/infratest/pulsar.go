@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,6 +64,36 @@ func NewPulsarClient(t testing.TB) pulsar.Client {
 // Topic returns a topic name unique to this test in public/default.
 func Topic(t testing.TB, base string) string {
 	return pulsarbus.Topic("public", "default", base+"-"+Suffix())
+}
+
+// CreatePartitionedTopic creates topic (persistent://tenant/ns/name) with
+// n partitions through the broker's admin API, as deploy/local/up.sh creates
+// the platform's topic, and deletes it when the test ends.
+func CreatePartitionedTopic(t testing.TB, topic string, n int) {
+	t.Helper()
+	path := PulsarAdminURL() + "/admin/v2/" + strings.Replace(topic, "://", "/", 1) + "/partitions"
+	do := func(method, query, body string) (int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, method, path+query, strings.NewReader(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	code, err := do(http.MethodPut, "", strconv.Itoa(n))
+	if err != nil || code/100 != 2 {
+		t.Fatalf("creating the partitioned topic %s (%d partitions): HTTP %d, %v", topic, n, code, err)
+	}
+	t.Cleanup(func() {
+		_, _ = do(http.MethodDelete, "?force=true", "") // best effort: the broker may already be gone
+	})
 }
 
 // Collector receives every message of a topic (from the earliest position),

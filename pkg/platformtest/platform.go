@@ -1,7 +1,8 @@
 // Package platformtest runs the whole resultsync Platform inside a test,
 // every server built by its service package exactly as the binaries build
-// it, over fresh databases (two MySQL shards, a control database, a
-// ClickHouse projection) and a fresh Pulsar topic, and offers the write,
+// it, over fresh databases (two MySQL shards by default, any number with
+// NewWith, a control database, a ClickHouse projection) and a fresh Pulsar
+// topic (partitioned on demand), and offers the write,
 // read and wait helpers the end-to-end tests share (test/repair,
 // test/gateway, test/rpcfuzz).
 package platformtest
@@ -64,22 +65,42 @@ type Platform struct {
 	StopRepair   func()
 }
 
-// New starts the platform; it stops when the test ends.
-func New(t *testing.T) *Platform {
+// New starts the platform (two shards, one consumer); it stops when the
+// test ends.
+func New(t *testing.T) *Platform { return NewWith(t, Options{}) }
+
+// Options shape the platform NewWith starts.
+type Options struct {
+	// Shards is the number of MySQL shards (default 2).
+	Shards int
+	// Partitions, when positive, creates the topic partitioned in that many
+	// partitions before anything publishes (default: a non-partitioned topic
+	// created on first use).
+	Partitions int
+	// NoConsumer leaves the consumer to the test (StartConsumer, or
+	// instances of its own on Topic); StopConsumer is then a no-op.
+	NoConsumer bool
+}
+
+// NewWith starts the platform shaped by o; it stops when the test ends.
+func NewWith(t *testing.T, o Options) *Platform {
 	t.Helper()
-	p := &Platform{t: t, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	p := &Platform{t: t, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), StopConsumer: func() {}}
 	if testing.Verbose() {
 		p.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	for _, id := range []string{"shard-0", "shard-1"} {
+	for i := range max(o.Shards, 2) {
 		db := infratest.NewMySQLDatabase(t, schema.Shard)
-		p.Shards.Shards = append(p.Shards.Shards, shard.Shard{ID: id, DSN: db.DSN})
+		p.Shards.Shards = append(p.Shards.Shards, shard.Shard{ID: fmt.Sprintf("shard-%d", i), DSN: db.DSN})
 		p.ShardDBs = append(p.ShardDBs, db.DB)
 	}
 	p.Control = infratest.NewMySQLDatabase(t, schema.Control)
 	p.CH = infratest.NewClickHouseDatabase(t, true)
 	p.Proj = chstore.NewProjection(p.CH.Conn)
 	p.Topic = infratest.Topic(t, "platform")
+	if o.Partitions > 0 {
+		infratest.CreatePartitionedTopic(t, p.Topic, o.Partitions)
+	}
 
 	p.ResultsAddr = Serve(t, "results", func(ctx context.Context) (Runner, error) {
 		cfg, err := resultssvc.Load(p.Args("--max-conns-per-shard=8"))
@@ -97,7 +118,9 @@ func New(t *testing.T) *Platform {
 		}
 		return relaysvc.New(ctx, p.Log, cfg)
 	})
-	p.StartConsumer(0)
+	if !o.NoConsumer {
+		p.StartConsumer(0)
+	}
 	p.ReconcileAddr = Serve(t, "reconcile", func(ctx context.Context) (Runner, error) {
 		cfg, err := reconcilesvc.Load(p.Args("--control-dsn="+p.Control.DSN, "--clickhouse-addr="+infratest.ClickHouseAddr(),
 			"--clickhouse-database="+p.CH.Name, "--grace=300ms", "--catch-up-wait=300ms"))
@@ -145,7 +168,19 @@ func (p *Platform) StartRepair(extra ...string) {
 // StartConsumer runs the projection consumer at the transformation epoch
 // (the server's --epoch), until StopConsumer or the end of the test.
 func (p *Platform) StartConsumer(epoch uint16) {
+	cfg := consumer.DefaultConfig()
+	cfg.BatchWait = 20 * time.Millisecond
+	cfg.Epoch = epoch
+	p.StopConsumer = p.RunConsumer(cfg, consumer.Hooks{})
+}
+
+// RunConsumer runs one more consumer instance of the platform's topic, as
+// services/consumer wires it (Failover subscription "projection", a
+// dead-letter producer, its own Pulsar client), with cfg and hooks. The
+// returned stop is idempotent and also runs when the test ends.
+func (p *Platform) RunConsumer(cfg consumer.Config, hooks consumer.Hooks) (stop func()) {
 	t := p.t
+	t.Helper()
 	client := infratest.NewPulsarClient(t)
 	cons, err := consumer.Subscribe(client, p.Topic, "projection")
 	if err != nil {
@@ -155,10 +190,7 @@ func (p *Platform) StartConsumer(epoch uint16) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = 20 * time.Millisecond
-	cfg.Epoch = epoch
-	c, err := consumer.New(p.Log, cfg, cons, p.Proj, dlq, nil, nil, consumer.Hooks{})
+	c, err := consumer.New(p.Log, cfg, cons, p.Proj, dlq, nil, nil, hooks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +198,7 @@ func (p *Platform) StartConsumer(epoch uint16) {
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
 	stopped := false
-	p.StopConsumer = func() {
+	stop = func() {
 		if stopped {
 			return
 		}
@@ -178,7 +210,8 @@ func (p *Platform) StartConsumer(epoch uint16) {
 		dlq.Close()
 		cons.Close()
 	}
-	t.Cleanup(p.StopConsumer)
+	t.Cleanup(stop)
+	return stop
 }
 
 // Dial connects to a server until the test ends.
