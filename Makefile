@@ -116,6 +116,8 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 	$(MAKE) test-cluster
 	@echo "== outage tests, alone: the Pulsar broker is stopped and restarted"
 	$(MAKE) test-outage
+	@echo "== a short chaos pass, alone (faults of every kind for a minute, then the independent check): docs/chaos.md"
+	$(MAKE) test-chaos-short
 
 .PHONY: test-clients
 test-clients: build ## Start the six servers (deploy/local/servers.sh) and run every client's tests and the README's examples against them.
@@ -128,6 +130,21 @@ SCALE_PHASE ?= 30s
 .PHONY: test-scale
 test-scale: ## Three shards, relays and consumers 1 -> 3 -> 1 under load (test/scale), alone, with SCALE_PHASE (default 30s) phases; prints freshness per phase.
 	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 RS_SCALE_PHASE=$(SCALE_PHASE) $(GO) test -race -count=1 -v -timeout=20m ./test/scale/
+
+# The chaos soak (test/chaos, docs/chaos.md): CHAOS_DURATION of seeded faults
+# (CHAOS_SEED replays a run). It stops and starts the shared ClickHouse and
+# Pulsar: never alongside other tests.
+CHAOS_DURATION ?= 3m
+CHAOS_SEED     ?= $(shell date +%s)
+
+.PHONY: chaos
+chaos: build ## Chaos soak: the platform's servers under CHAOS_DURATION (3m) of seeded faults (CHAOS_SEED), then an independent record-by-record check and reconciliation.
+	@$(LOCAL_ENV); deploy/local/mysql.sh status >/dev/null 2>&1 && deploy/local/pulsar.sh status >/dev/null 2>&1 || deploy/local/up.sh
+	$(LOCAL_ENV); $(GO) run ./test/chaos -duration $(CHAOS_DURATION) -seed $(CHAOS_SEED)
+
+.PHONY: test-chaos-short
+test-chaos-short: build ## A one-minute chaos pass (one broker and one ClickHouse restart at most), as make test runs it.
+	$(LOCAL_ENV); $(GO) run ./test/chaos -duration 1m -seed $(CHAOS_SEED) -broker-restarts 1 -clickhouse-restarts 1
 
 .PHONY: test-outage
 test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).

@@ -24,14 +24,31 @@ type Proxy struct {
 // NewProxy starts a proxy to target on 127.0.0.1:0, closed when the test ends.
 func NewProxy(t testing.TB, target string) *Proxy {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := StartProxy(target)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// StartProxy starts a proxy to target on 127.0.0.1:0 (outside a test, e.g.
+// the chaos soak); Close stops it.
+func StartProxy(target string) (*Proxy, error) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
 	p := &Proxy{target: target, lis: lis, conns: map[net.Conn]struct{}{}}
 	go p.accept()
-	t.Cleanup(func() { lis.Close(); p.Resume(); p.Down() })
-	return p
+	return p, nil
+}
+
+// Close stops accepting and cuts every connection.
+func (p *Proxy) Close() {
+	p.lis.Close()
+	p.Resume()
+	p.Down()
 }
 
 // Addr is the proxy's address.

@@ -57,15 +57,15 @@ func Insert(ev *fitnessv1.FitnessResultChanged, now time.Time) (string, []any, e
 }
 
 // InsertIf is Insert as an INSERT ... SELECT that inserts only when the SQL
-// condition cond holds (e.g. "ROW_COUNT() = 1" after the business UPDATE in
-// the same batch).
-func InsertIf(ev *fitnessv1.FitnessResultChanged, now time.Time, cond string) (string, []any, error) {
+// condition cond (with its arguments condArgs) holds, e.g. that the business
+// row is in the state the UPDATE before it in the same batch writes.
+func InsertIf(ev *fitnessv1.FitnessResultChanged, now time.Time, cond string, condArgs ...any) (string, []any, error) {
 	_, args, err := Insert(ev, now)
 	if err != nil {
 		return "", nil, err
 	}
 	return `INSERT INTO outbox_event (event_id, data_id, version, payload, status, due_time, create_time)
-		SELECT ?, ?, ?, ?, 'NEW', ?, ? FROM DUAL WHERE ` + cond, args, nil
+		SELECT ?, ?, ?, ?, 'NEW', ?, ? FROM DUAL WHERE ` + cond, append(args, condArgs...), nil
 }
 
 // Decode parses an outbox payload.

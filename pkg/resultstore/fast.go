@@ -52,17 +52,22 @@ func (c *identityCache) get(dataID int64) (*fitnessv1.FitnessResult, bool) {
 //
 //	START TRANSACTION;
 //	UPDATE fitness_result ... WHERE data_id = ? AND school_id = ? AND version = <expected> AND is_deleted = 0;
-//	INSERT INTO outbox_event ... SELECT ... FROM DUAL WHERE ROW_COUNT() = 1;
-//	INSERT INTO request_log  ... SELECT ... FROM DUAL WHERE ROW_COUNT() = 1;
+//	INSERT INTO outbox_event ... SELECT ... FROM DUAL WHERE <the row is in the state the UPDATE writes>;
+//	INSERT INTO request_log  ... SELECT ... FROM DUAL WHERE <the same>;
 //	COMMIT
 //
-// Each insert happens only if the statement before it changed exactly one
-// row, so when the version moved (or the record is deleted) nothing is
-// written and done is false: the caller takes the locking path, which
-// reports the conflict or replays a retried request. A failing statement
-// stops the batch before COMMIT and the transaction is rolled back. The
-// event is built from the cached identity plus the new values, which is
-// exactly the row the UPDATE leaves.
+// Each insert happens only if the transaction's own row is at the new
+// version with this correction's update time, i.e. the UPDATE changed it:
+// both inserts test the row, not ROW_COUNT(). (They tested ROW_COUNT()
+// before; with the client's connection cut while the batch ran, a MySQL 9.7
+// server committed the UPDATE and the outbox row without the request_log
+// row — the retried request was then answered ABORTED instead of its
+// stored outcome; found by the chaos soak, test/chaos.) When the version
+// moved (or the record is deleted) nothing is written and done is false:
+// the caller takes the locking path, which reports the conflict or replays
+// a retried request. A failing statement stops the batch before COMMIT and
+// the transaction is rolled back. The event is built from the cached
+// identity plus the new values, which is exactly the row the UPDATE leaves.
 func (s *Store) correctFast(ctx context.Context, c CorrectCommand, id *fitnessv1.FitnessResult) (Outcome, bool, error) {
 	res, unit, err := canonical.CheckResult(id.GetProjectId(), c.Result, c.Unit)
 	if err != nil {
@@ -76,8 +81,14 @@ func (s *Store) correctFast(ctx context.Context, c CorrectCommand, id *fitnessv1
 	b.add("START TRANSACTION")
 	b.add("UPDATE fitness_result SET result = ?, unit = ?, version = ?, update_time = ? WHERE data_id = ? AND school_id = ? AND version = ? AND is_deleted = 0",
 		res, unit, r.GetVersion(), now, c.DataID, c.SchoolID, c.ExpectedVersion)
+	// The row as this UPDATE leaves it (a concurrent writer's row at the same
+	// version carries another update time; were it the same millisecond, the
+	// outbox row's event id collides, the batch rolls back and the locking
+	// path reports the conflict).
+	const changed = "EXISTS (SELECT 1 FROM fitness_result WHERE data_id = ? AND version = ? AND update_time = ?)"
+	changedArgs := []any{c.DataID, r.GetVersion(), now}
 	if !s.opts.SkipOutbox {
-		q, args, err := outbox.InsertIf(ev, now, "ROW_COUNT() = 1")
+		q, args, err := outbox.InsertIf(ev, now, changed, changedArgs...)
 		if err != nil {
 			return Outcome{}, true, err
 		}
@@ -89,7 +100,7 @@ func (s *Store) correctFast(ctx context.Context, c CorrectCommand, id *fitnessv1
 			return Outcome{}, true, fmt.Errorf("encoding outcome: %w", err)
 		}
 		b.add(`INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time)
-			SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE ROW_COUNT() = 1`, c.RequestID, "correct", c.hash(), r.GetDataId(), r.GetVersion(), resp, now)
+			SELECT ?, ?, ?, ?, ?, ?, ? FROM DUAL WHERE `+changed, append([]any{c.RequestID, "correct", c.hash(), r.GetDataId(), r.GetVersion(), resp, now}, changedArgs...)...)
 	}
 	b.add("COMMIT")
 
@@ -124,8 +135,11 @@ func (s *Store) correctFast(ctx context.Context, c CorrectCommand, id *fitnessv1
 	if err != nil {
 		s.rollback(ctx, conn)
 		if mysqldb.IsErrorNumber(err, mysqldb.ErDupEntry) {
-			out, rerr := s.replayOr(ctx, c.RequestID, c.hash(), fmt.Errorf("writing correction of %d: %w", c.DataID, err))
-			return out, true, rerr
+			// Rolled back: a retried request id, or a concurrent writer's
+			// row matched in the same millisecond (its event id). The
+			// locking path replays the stored outcome or reports the
+			// conflict.
+			return Outcome{}, false, nil
 		}
 		return Outcome{}, true, fmt.Errorf("writing correction of %d on %s: %w", c.DataID, s.shardID, err)
 	}
