@@ -37,9 +37,11 @@ type chaos struct {
 	maxCH    int // ClickHouse restarts at most
 	chBreaks int
 
-	mu     sync.Mutex
-	counts map[string]int
-	total  int
+	mu         sync.Mutex // counts, total, breaks, chBreaks, restarting, the journal
+	counts     map[string]int
+	total      int
+	restarting map[string]bool
+	restarts   sync.WaitGroup
 
 	runs, repairs atomic.Int64
 	rec           fitnessv1.ReconcileServiceClient
@@ -65,8 +67,8 @@ func killAndRestart(names ...string) func(context.Context, *chaos, *rand.Rand) s
 	}
 }
 
-// script runs a deploy/local script (stop or start of a shared server).
-func script(ctx context.Context, name string, args ...string) error {
+// runScript runs a deploy/local script (stop or start of a shared server).
+func runScript(ctx context.Context, name string, args ...string) error {
 	cmd := exec.CommandContext(ctx, "deploy/local/"+name, args...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -121,31 +123,14 @@ func faults() []fault {
 			c.s.shard1.Up()
 			return "shard-1"
 		}},
+		// The real servers are stopped and started in the background (a
+		// Pulsar restart takes most of a minute here): the schedule goes on,
+		// so other faults hit the platform while they are down.
 		{"ClickHouse restart", 1, func(ctx context.Context, c *chaos, _ *rand.Rand) string {
-			if c.chBreaks >= c.maxCH {
-				return "" // budget spent: not injected
-			}
-			c.chBreaks++
-			if err := script(ctx, "clickhouse.sh", "stop"); err != nil {
-				c.log.Error("stopping ClickHouse", "err", err)
-			}
-			if err := script(ctx, "clickhouse.sh", "start"); err != nil {
-				c.log.Error("starting ClickHouse", "err", err)
-			}
-			return "clickhouse-server"
+			return c.restartInBackground(ctx, "clickhouse.sh", "clickhouse-server", &c.chBreaks, c.maxCH)
 		}},
 		{"Pulsar broker restart", 1, func(ctx context.Context, c *chaos, _ *rand.Rand) string {
-			if c.breaks >= c.maxBreak {
-				return "" // budget spent: not injected
-			}
-			c.breaks++
-			if err := script(ctx, "pulsar.sh", "stop"); err != nil {
-				c.log.Error("stopping Pulsar", "err", err)
-			}
-			if err := script(ctx, "pulsar.sh", "start"); err != nil {
-				c.log.Error("starting Pulsar", "err", err)
-			}
-			return "pulsar standalone"
+			return c.restartInBackground(ctx, "pulsar.sh", "pulsar standalone", &c.breaks, c.maxBreak)
 		}},
 		// A reconciliation of a campaign while all this happens; what it
 		// finds is repaired (replays of existing versions: harmless if the
@@ -156,6 +141,33 @@ func faults() []fault {
 			return fmt.Sprint("campaign ", detect)
 		}},
 	}
+}
+
+// restartInBackground stops and starts a shared server with its
+// deploy/local script, in the background, at most max times and never twice
+// at once; "" when not injected.
+func (c *chaos) restartInBackground(ctx context.Context, script string, target string, count *int, max int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if *count >= max || c.restarting[script] {
+		return ""
+	}
+	*count++
+	c.restarting[script] = true
+	start := time.Now()
+	c.restarts.Go(func() {
+		if err := runScript(ctx, script, "stop"); err != nil {
+			c.log.Error("stopping", "server", target, "err", err)
+		}
+		if err := runScript(ctx, script, "start"); err != nil {
+			c.log.Error("starting", "server", target, "err", err)
+		}
+		c.mu.Lock()
+		c.restarting[script] = false
+		fmt.Fprintf(c.journal, "%28s %s back after %.1fs\n", "", target, time.Since(start).Seconds())
+		c.mu.Unlock()
+	})
+	return target
 }
 
 // schedule injects faults every `every` (±50%) until ctx ends.
@@ -190,8 +202,8 @@ func (c *chaos) schedule(ctx context.Context, seed uint64, every time.Duration) 
 		c.mu.Lock()
 		c.counts[f.kind]++
 		c.total++
-		c.mu.Unlock()
 		fmt.Fprintf(c.journal, "%8.1fs %-28s %s (%.1fs)\n", at.Seconds(), f.kind, target, (time.Since(start) - at).Seconds())
+		c.mu.Unlock()
 	}
 }
 

@@ -114,7 +114,7 @@ func run() error {
 		return err
 	}
 	defer journal.Close()
-	c := &chaos{s: s, log: log, journal: journal, maxBreak: *brokerRestarts, maxCH: *chRestarts, counts: map[string]int{},
+	c := &chaos{s: s, log: log, journal: journal, maxBreak: *brokerRestarts, maxCH: *chRestarts, counts: map[string]int{}, restarting: map[string]bool{},
 		rec: fitnessv1.NewReconcileServiceClient(recConn), rep: fitnessv1.NewRepairServiceClient(repConn), campaigns: campaigns}
 
 	stop, giveUp := make(chan struct{}), make(chan struct{})
@@ -125,6 +125,7 @@ func run() error {
 	fctx, fcancel := context.WithTimeout(ctx, *duration)
 	c.schedule(fctx, seed, *every)
 	fcancel()
+	c.restarts.Wait() // a server restart still under way ends first
 	lastFault := time.Now()
 	faultsN, kinds, byKind := c.summary()
 	fmt.Printf("faults injected: %d of %d kinds (%s)\n", faultsN, kinds, byKind)
