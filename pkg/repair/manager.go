@@ -309,6 +309,12 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 	}
 	p, err := m.Plan(ctx, req.Selection)
 	if err != nil {
+		// A concurrent retry of this very request may have stored its
+		// repairs between the check above and the plan (which then finds
+		// every discrepancy in an active repair): answer with those.
+		if rs, done, berr := m.byRequest(ctx, req.RequestID, h); done || berr != nil {
+			return rs, berr
+		}
 		return nil, err
 	}
 	byAction := map[Action][]Item{}
