@@ -29,6 +29,8 @@ type Row struct {
 type Projection struct {
 	conn    driver.Conn
 	cluster string // the ClickHouse cluster of a sharded projection; empty: one server
+	// nodes opens connections to single nodes of the cluster (WithNodes).
+	nodes *Options
 }
 
 // NewProjection returns a Projection over conn (bound to the projection database).
@@ -41,6 +43,15 @@ func NewProjection(conn driver.Conn) *Projection { return &Projection{conn: conn
 // shards' local tables ON CLUSTER.
 func NewClusterProjection(conn driver.Conn, cluster string) *Projection {
 	return &Projection{conn: conn, cluster: cluster}
+}
+
+// WithNodes sets how p connects to one node of its cluster (o's database,
+// credentials and timeouts; the address is each node's, from
+// system.clusters), for the statements ClickHouse refuses ON CLUSTER: the
+// rebuild's switch (AttachStaging). It returns p.
+func (p *Projection) WithNodes(o Options) *Projection {
+	p.nodes = &o
+	return p
 }
 
 const insertVersions = `INSERT INTO fitness_result_versions

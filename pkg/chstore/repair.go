@@ -2,8 +2,11 @@ package chstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -127,9 +130,9 @@ func (p *Projection) removeOnCluster(ctx context.Context, pred string) error {
 	if err := p.conn.Exec(ctx, "ALTER TABLE "+localVersionsTable+" ON CLUSTER "+p.cluster+" DELETE WHERE "+pred); err != nil {
 		return fmt.Errorf("starting the delete mutation on cluster %s: %w", p.cluster, err)
 	}
-	var db string
-	if err := p.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&db); err != nil {
-		return fmt.Errorf("reading the current database: %w", err)
+	db, err := p.database(ctx)
+	if err != nil {
+		return err
 	}
 	rows, err := p.conn.Query(ctx, "SELECT host_name, port FROM system.clusters WHERE cluster = ?", p.cluster)
 	if err != nil {
@@ -264,28 +267,69 @@ func (s Scope) sql() string {
 // Staging is a table with exactly the structure, engine and sort key of
 // fitness_result_versions, private to one rebuild: nothing reads it but the
 // rebuild, and its parts can be attached to the projection in one step
-// (AttachStaging).
+// (AttachStaging). On a cluster (docs/cluster.md) it is two tables, like the
+// projection's: a replicated local table on every node (name + "_local",
+// its own ZooKeeper path) behind a Distributed table (name) with the same
+// sharding key, so every staged row sits on the ClickHouse shard that holds
+// the record's live rows.
 type Staging struct {
-	conn driver.Conn
-	name string
+	conn    driver.Conn
+	name    string
+	cluster string // empty: one server
+	db      string // the database, on a cluster
 }
 
 var identRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // CreateStaging creates the staging table name (`CREATE TABLE name AS
 // fitness_result_versions`: same columns, MATERIALIZED expressions, engine
-// and ORDER BY). It fails if the table exists.
+// and ORDER BY). It fails if the table exists. On a cluster it creates
+// name_local ON CLUSTER (ReplicatedReplacingMergeTree at
+// /clickhouse/tables/{shard}/<db>/<name>, the local table's columns and
+// ORDER BY) and the Distributed name over it (intHash64(data_id), as the
+// projection); every node must be up.
 func (p *Projection) CreateStaging(ctx context.Context, name string) (*Staging, error) {
-	if !identRe.MatchString(name) || name == versionsTable {
+	if !identRe.MatchString(name) || name == versionsTable || name == localVersionsTable {
 		return nil, fmt.Errorf("staging table name %q: want a plain identifier other than %s", name, versionsTable)
 	}
-	if err := p.conn.Exec(ctx, "CREATE TABLE "+name+" AS "+versionsTable); err != nil {
+	if p.cluster == "" {
+		if err := p.conn.Exec(ctx, "CREATE TABLE "+name+" AS "+versionsTable); err != nil {
+			return nil, fmt.Errorf("creating staging table %s: %w", name, err)
+		}
+		return &Staging{conn: p.conn, name: name}, nil
+	}
+	db, err := p.database(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("creating staging table %s: %w", name, err)
 	}
-	return &Staging{conn: p.conn, name: name}, nil
+	s := &Staging{conn: p.conn, name: name, cluster: p.cluster, db: db}
+	local := fmt.Sprintf(`CREATE TABLE %[1]s.%[2]s_local ON CLUSTER %[3]s AS %[1]s.%[4]s
+		ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/%[1]s/%[2]s', '{replica}', row_version)
+		ORDER BY (detect_id, data_id %% 1024, data_id)`, db, name, p.cluster, localVersionsTable)
+	if err := p.conn.Exec(ctx, local); err != nil {
+		return nil, fmt.Errorf("creating staging table %s_local on cluster %s: %w", name, p.cluster, err)
+	}
+	dist := fmt.Sprintf(`CREATE TABLE %[1]s.%[2]s ON CLUSTER %[3]s AS %[1]s.%[4]s
+		ENGINE = Distributed(%[3]s, %[1]s, %[2]s_local, intHash64(data_id))`, db, name, p.cluster, versionsTable)
+	if err := p.conn.Exec(ctx, dist); err != nil {
+		return nil, errors.Join(fmt.Errorf("creating staging table %s on cluster %s: %w", name, p.cluster, err), s.Drop(context.WithoutCancel(ctx)))
+	}
+	return s, nil
 }
 
-// Name is the staging table's name.
+// database is the connection's current database.
+func (p *Projection) database(ctx context.Context) (string, error) {
+	var db string
+	if err := p.conn.QueryRow(ctx, "SELECT currentDatabase()").Scan(&db); err != nil {
+		return "", fmt.Errorf("reading the current database: %w", err)
+	}
+	if !identRe.MatchString(db) {
+		return "", fmt.Errorf("database %q: want a plain identifier", db)
+	}
+	return db, nil
+}
+
+// Name is the staging table's name (on a cluster, the Distributed table's).
 func (s *Staging) Name() string { return s.name }
 
 // Insert writes rows into the staging table in one synchronous batch insert
@@ -319,10 +363,19 @@ func (s *Staging) Insert(ctx context.Context, rows []Row) error {
 	return nil
 }
 
-// Drop drops the staging table (no error if it is already gone).
+// Drop drops the staging table (no error if it is already gone); on a
+// cluster both of its tables, on every node.
 func (s *Staging) Drop(ctx context.Context) error {
-	if err := s.conn.Exec(ctx, "DROP TABLE IF EXISTS "+s.name); err != nil {
-		return fmt.Errorf("dropping staging table %s: %w", s.name, err)
+	if s.cluster == "" {
+		if err := s.conn.Exec(ctx, "DROP TABLE IF EXISTS "+s.name); err != nil {
+			return fmt.Errorf("dropping staging table %s: %w", s.name, err)
+		}
+		return nil
+	}
+	for _, t := range []string{s.name, s.name + "_local"} {
+		if err := s.conn.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %s.%s ON CLUSTER %s", s.db, t, s.cluster)); err != nil {
+			return fmt.Errorf("dropping staging table %s on cluster %s: %w", t, s.cluster, err)
+		}
 	}
 	return nil
 }
@@ -353,11 +406,110 @@ func (p *Projection) SnapshotCurrent(ctx context.Context, into *Staging, s Scope
 // 26.x), and a query reads the parts set it found when it started, so every
 // reader sees either none or all of the attached rows. The staging table
 // keeps its rows.
+//
+// On a cluster ClickHouse refuses ATTACH PARTITION ON CLUSTER ("Unsupported
+// type of ALTER query": run on every replica it would attach the rows
+// twice), so the switch runs shard by shard: on one replica of each shard
+// (the first that accepts a connection, in system.clusters order),
+// `ALTER TABLE fitness_result_versions_local ATTACH PARTITION tuple() FROM
+// <s>_local`; the shard's other replica replays it from the replication
+// log (cloning the parts of its own staging replica). Each shard takes its
+// rows in one step, so each record switches in one step (its rows are all on
+// one shard), but not the shards together: a query running between two
+// shards' statements sees one shard switched and the other not yet
+// (docs/cluster.md). A shard that fails stops the switch with the shards
+// before it switched; the error says which (a rebuild then verifies and
+// rolls back).
 func (p *Projection) AttachStaging(ctx context.Context, s *Staging) error {
+	if s.cluster != "" {
+		return p.attachOnShards(ctx, s)
+	}
 	if err := p.conn.Exec(ctx, "ALTER TABLE "+versionsTable+" ATTACH PARTITION tuple() FROM "+s.name); err != nil {
 		return fmt.Errorf("attaching %s to %s: %w", s.name, versionsTable, err)
 	}
 	return nil
+}
+
+// clusterNode is one replica of a cluster, from system.clusters.
+type clusterNode struct {
+	shard, replica uint32
+	addr           string
+}
+
+func (p *Projection) clusterNodes(ctx context.Context) ([]clusterNode, error) {
+	rows, err := p.conn.Query(ctx, "SELECT shard_num, replica_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", p.cluster)
+	if err != nil {
+		return nil, fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+	}
+	defer rows.Close()
+	var out []clusterNode
+	for rows.Next() {
+		var n clusterNode
+		var host string
+		var port uint16
+		if err := rows.Scan(&n.shard, &n.replica, &host, &port); err != nil {
+			return nil, fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+		}
+		n.addr = net.JoinHostPort(host, strconv.Itoa(int(port)))
+		out = append(out, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("cluster %s is not in system.clusters of the connected node", p.cluster)
+	}
+	return out, nil
+}
+
+func (p *Projection) attachOnShards(ctx context.Context, s *Staging) error {
+	if p.nodes == nil {
+		return fmt.Errorf("attaching %s_local on cluster %s: the projection has no node connection settings (chstore.Projection.WithNodes)", s.name, p.cluster)
+	}
+	nodes, err := p.clusterNodes(ctx)
+	if err != nil {
+		return fmt.Errorf("attaching %s_local: %w", s.name, err)
+	}
+	byShard := map[uint32][]clusterNode{}
+	var shards []uint32
+	for _, n := range nodes {
+		if len(byShard[n.shard]) == 0 {
+			shards = append(shards, n.shard)
+		}
+		byShard[n.shard] = append(byShard[n.shard], n)
+	}
+	stmt := fmt.Sprintf("ALTER TABLE %[1]s.%[2]s ATTACH PARTITION tuple() FROM %[1]s.%[3]s_local", s.db, localVersionsTable, s.name)
+	var switched []string
+	for _, sh := range shards {
+		conn, node, err := p.openAny(ctx, byShard[sh])
+		if err != nil {
+			return fmt.Errorf("attaching %s_local on shard %d of cluster %s (shards switched before it: %v): %w", s.name, sh, p.cluster, switched, err)
+		}
+		err = conn.Exec(ctx, stmt)
+		_ = conn.Close()
+		if err != nil {
+			return fmt.Errorf("attaching %s_local on shard %d of cluster %s at %s (shards switched before it: %v): %w", s.name, sh, p.cluster, node.addr, switched, err)
+		}
+		switched = append(switched, fmt.Sprintf("%d@%s", sh, node.addr))
+	}
+	return nil
+}
+
+// openAny connects to the first of replicas that answers a ping. Only a
+// replica that could not be reached is passed over, so a statement is never
+// sent to two replicas of a shard.
+func (p *Projection) openAny(ctx context.Context, replicas []clusterNode) (driver.Conn, clusterNode, error) {
+	var errs []error
+	for _, n := range replicas {
+		o := *p.nodes
+		o.Addr, o.Cluster = n.addr, ""
+		conn, err := Open(ctx, o)
+		if err == nil {
+			return conn, n, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, clusterNode{}, fmt.Errorf("no replica answers: %w", errors.Join(errs...))
 }
 
 // RestoreFrom copies every row of s into the projection, server-side (one

@@ -62,7 +62,11 @@
 //     table's parts lock, and every query reads the parts set it found when
 //     it started, so a reader sees either none or all of the rebuilt rows
 //     (StorageMergeTree::replacePartitionFrom, the same on 18.16 and 26.x;
-//     both engines run this statement in the tests). Just before, the scope's
+//     both engines run this statement in the tests). On a ClickHouse cluster
+//     (Options.Cluster) staging is replicated and sharded like the
+//     projection and the attach runs on one replica of each shard in turn:
+//     atomic per shard and so per record, not across shards
+//     (docs/cluster.md). Just before, the scope's
 //     current rows are snapshotted (INSERT ... SELECT ... FINAL into a
 //     second private table), for a rollback.
 //  7. Verify after the switch. The same comparison of the live current state

@@ -60,6 +60,14 @@ type cluster struct {
 	shardDBs []*infratest.MySQLDatabase
 	results  fitnessv1.ResultServiceClient
 	recon    fitnessv1.ReconcileServiceClient
+
+	log     *slog.Logger
+	control string   // the control database's DSN
+	topic   string   // the relay's topic
+	args    []string // every server's common settings
+	chArgs  []string // the ClickHouse settings of the cluster
+	// stopConsumer stops the running consumer server (startConsumer).
+	stopConsumer func()
 }
 
 func clusterAddrs(t *testing.T) (string, []string) {
@@ -148,15 +156,8 @@ func newCluster(t *testing.T) *cluster {
 		}
 		return relaysvc.New(ctx, log, cfg)
 	})
-	platformtest.Serve(t, "consumer", func(ctx context.Context) (platformtest.Runner, error) {
-		cfg, err := consumersvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
-			"--auth-tokens=" + platformtest.Tokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + topic,
-			"--dead-letter-topic=" + topic + "-DLQ", "--subscription=projection", "--batch-wait=50ms"}, chArgs...))
-		if err != nil {
-			return nil, err
-		}
-		return consumersvc.New(ctx, log, cfg)
-	})
+	c.log, c.control, c.topic, c.args, c.chArgs = log, control.DSN, topic, args(), chArgs
+	c.startConsumer(0)
 	reconAddr := platformtest.Serve(t, "reconcile", func(ctx context.Context) (platformtest.Runner, error) {
 		cfg, err := reconcilesvc.Load(args(append([]string{"--control-dsn=" + control.DSN, "--grace=300ms", "--catch-up-wait=300ms"},
 			chArgs...)...))
@@ -168,6 +169,22 @@ func newCluster(t *testing.T) *cluster {
 	c.results = fitnessv1.NewResultServiceClient(dial(t, resultsAddr))
 	c.recon = fitnessv1.NewReconcileServiceClient(dial(t, reconAddr))
 	return c
+}
+
+// startConsumer starts the consumer server at transformation epoch (its
+// --epoch) on the cluster; stopConsumer stops it.
+func (c *cluster) startConsumer(epoch int) {
+	c.t.Helper()
+	_, c.stopConsumer = platformtest.ServeStoppable(c.t, "consumer", func(ctx context.Context) (platformtest.Runner, error) {
+		cfg, err := consumersvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
+			"--auth-tokens=" + platformtest.Tokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + c.topic,
+			"--dead-letter-topic=" + c.topic + "-DLQ", "--subscription=projection", "--batch-wait=50ms", fmt.Sprintf("--epoch=%d", epoch)},
+			c.chArgs...))
+		if err != nil {
+			return nil, err
+		}
+		return consumersvc.New(ctx, c.log, cfg)
+	})
 }
 
 // ---- writes ----

@@ -131,21 +131,9 @@ func TestReconciliationFindsInjectedDiscrepancies(t *testing.T) {
 	c.waitFor("the deletion mutation on both replicas", 60*time.Second, func() bool {
 		return c.countLocal(owner*2, missing) == 0 && c.countLocal(owner*2+1, missing) == 0
 	})
-	wrong := c.origins(content)[0]
-	wrong.Result = "1.11" // same version and epoch: a defective mapping
-	ghost := chstore.Row{DetectID: campaign, DataID: unexpected, UserID: 5, ProjectID: 3, SchoolID: school, Grade: 5, Version: 1,
-		Result: "9.99", Unit: "m", EventID: fmt.Sprintf("fitness-result-%d-v1", unexpected), ShardID: "shard-0",
-		SourceCommitMs: time.Now().UnixMilli(), IngestMs: time.Now().UnixMilli()}
-	// Straight into local tables (no Distributed routing): the wrong value on
-	// its record's shard, the ghost on shard 2's second replica.
-	c.insertLocal(c.shardOf(content)*2+1, wrong)
-	c.insertLocal(3, ghost)
-	// A read through the Distributed table goes to one replica of each shard
-	// (the first that is up): wait until both replicas hold the damage, so
-	// the run sees it whichever replica answers.
-	for n := range c.nodes {
-		c.syncReplica(n)
-	}
+	// The wrong value on one replica of its record's shard, the ghost on
+	// shard 2's second replica.
+	c.damage(content, c.shardOf(content)*2+1, unexpected)
 
 	_, found := c.reconcile()
 	want := map[int64]fitnessv1.DiscrepancyClass{
@@ -330,6 +318,25 @@ func classes(ds []*fitnessv1.Discrepancy) map[int64]fitnessv1.DiscrepancyClass {
 		m[d.GetDataId()] = d.GetClass()
 	}
 	return m
+}
+
+// damage writes straight into local tables (no Distributed routing) a wrong
+// value at the right version and epoch of record content, on node n
+// (0-based), and a row of record unexpected that no MySQL shard has, on
+// node 4; then it waits until both replicas of each shard hold the damage: a
+// read through the Distributed table goes to one replica of each shard (the
+// first that is up), and a run must see it whichever replica answers.
+func (c *cluster) damage(content int64, n int, unexpected int64) {
+	c.t.Helper()
+	wrong := c.origins(content)[0]
+	wrong.Result = "1.11" // same version and epoch: a defective mapping
+	c.insertLocal(n, wrong)
+	c.insertLocal(3, chstore.Row{DetectID: campaign, DataID: unexpected, UserID: 5, ProjectID: 3, SchoolID: school, Grade: 5, Version: 1,
+		Result: "9.99", Unit: "m", EventID: fmt.Sprintf("fitness-result-%d-v1", unexpected), ShardID: "shard-0",
+		SourceCommitMs: time.Now().UnixMilli(), IngestMs: time.Now().UnixMilli()})
+	for n := range c.nodes {
+		c.syncReplica(n)
+	}
 }
 
 // insertLocal writes r straight into node n's (0-based) local replicated

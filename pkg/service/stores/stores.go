@@ -118,10 +118,15 @@ func Open(s Settings, maxOpen int) (_ *Pools, err error) {
 	if p.Control, err = mysqldb.OpenLazy(s.ControlDSN, mysqldb.Options{MaxOpen: maxOpen}); err != nil {
 		return nil, fmt.Errorf("control database: %w", err)
 	}
-	if p.CH, err = chstore.OpenLazy(chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, DialTimeout: 5 * time.Second}); err != nil {
+	if p.CH, err = chstore.OpenLazy(s.CHOptions()); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// CHOptions are the ClickHouse connection settings.
+func (s Settings) CHOptions() chstore.Options {
+	return chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, DialTimeout: 5 * time.Second}
 }
 
 // ClickHouseProbe is the probe "clickhouse".
