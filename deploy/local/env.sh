@@ -74,6 +74,10 @@ RS_CH_HOST=${RS_CH_HOST:-127.0.0.1}
 RS_CH_PORT=${RS_CH_PORT:-19000}
 RS_CH_HTTP_PORT=${RS_CH_HTTP_PORT:-18123}
 RS_CH_DATABASE=${RS_CH_DATABASE:-resultsync}
+# A second ClickHouse account, with a password (the default account has none):
+# the tests of --clickhouse-user / --clickhouse-password log in with it.
+RS_CH_APP_USER=${RS_CH_APP_USER:-rs_app}
+RS_CH_APP_PASSWORD=${RS_CH_APP_PASSWORD:-rs-app-local-pw}
 # The migrator's and the services' ClickHouse address (their compiled-in default is 127.0.0.1:19000).
 RS_CH_ADDR=${RS_CH_ADDR:-$RS_CH_HOST:$RS_CH_PORT}
 
@@ -85,6 +89,10 @@ RS_PULSAR_WEB_PORT=${RS_PULSAR_WEB_PORT:-18080}
 # Port of the bookie embedded in standalone (listens on 127.0.0.1 only).
 RS_PULSAR_BOOKIE_PORT=${RS_PULSAR_BOOKIE_PORT:-13181}
 RS_PULSAR_URL=${RS_PULSAR_URL:-pulsar://127.0.0.1:$RS_PULSAR_PORT}
+# The broker's token-authentication key (HS256, made by pulsar.sh): clients
+# without a token connect as "anonymous"; the tests of --pulsar-token sign
+# tokens with it.
+RS_PULSAR_TOKEN_KEY=${RS_PULSAR_TOKEN_KEY:-$RS_STATE/pulsar/token-hs256.key}
 
 # The servers' profile: "local" lets them fall back to this stack's addresses
 # and accept the documented development tokens (dev-viewer, dev-operator,
@@ -94,5 +102,5 @@ RS_PROFILE=${RS_PROFILE:-local}
 export RS_ROOT RS_STATE RS_CACHE RS_MYSQL_ENGINE RS_MYSQL_ENGINES RS_MYSQL_MYSQL_PORT \
   RS_MYSQL_MARIADB_PORT RS_MYSQL_HOST RS_MYSQL_PORT RS_MYSQL_USER RS_MYSQL_PASSWORD \
   RS_MYSQL_SHARDS RS_MYSQL_CONTROL RS_SHARDS RS_CONTROL_DSN \
-  RS_CH_HOST RS_CH_PORT RS_CH_HTTP_PORT RS_CH_DATABASE RS_CH_ADDR \
-  RS_PULSAR_VERSION RS_PULSAR_PORT RS_PULSAR_WEB_PORT RS_PULSAR_BOOKIE_PORT RS_PULSAR_URL RS_PROFILE
+  RS_CH_HOST RS_CH_PORT RS_CH_HTTP_PORT RS_CH_DATABASE RS_CH_ADDR RS_CH_APP_USER RS_CH_APP_PASSWORD \
+  RS_PULSAR_VERSION RS_PULSAR_PORT RS_PULSAR_WEB_PORT RS_PULSAR_BOOKIE_PORT RS_PULSAR_URL RS_PULSAR_TOKEN_KEY RS_PROFILE

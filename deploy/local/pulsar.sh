@@ -177,7 +177,16 @@ cmd_install() {
 
 render_config() {
   mkdir -p "$P_DIR/conf" "$P_DATA/metadata" "$P_DATA/bookkeeper" "$P_DATA/nar" "$RS_STATE/logs"
+  # The HS256 key of token authentication (standalone.conf): 32 random bytes,
+  # made once; RS_PULSAR_TOKEN_KEY (env.sh) names it for the tests that sign
+  # tokens with it.
+  if [ ! -s "$RS_PULSAR_TOKEN_KEY" ]; then
+    head -c 32 /dev/urandom >"$RS_PULSAR_TOKEN_KEY.tmp"
+    chmod 600 "$RS_PULSAR_TOKEN_KEY.tmp"
+    mv "$RS_PULSAR_TOKEN_KEY.tmp" "$RS_PULSAR_TOKEN_KEY"
+  fi
   sed -e "s|@RS_PULSAR_PORT@|$RS_PULSAR_PORT|g" \
+      -e "s|@TOKEN_KEY@|$RS_PULSAR_TOKEN_KEY|g" \
       -e "s|@RS_PULSAR_WEB_PORT@|$RS_PULSAR_WEB_PORT|g" \
       -e "s|@DATA_DIR@|$P_DATA|g" \
       "$P_SRC/standalone.conf" >"$P_CONF.tmp"

@@ -42,6 +42,7 @@ type Loader struct {
 	FS      *flag.FlagSet
 	errs    []error
 	needs   []need
+	secrets []string // the names of the optional secret settings (Secret)
 	profile string
 }
 
@@ -90,6 +91,30 @@ func (l *Loader) Need(p *string, name, key, local, usage string, secret bool) {
 		l.FS.StringVar(p, name, *p, usage)
 	}
 	l.needs = append(l.needs, need{p: p, name: name, key: key, local: local, secret: secret})
+}
+
+// Secret defines an optional secret string setting (a password, a token),
+// empty unless the flag or the environment key sets it. Like a secret Need,
+// its value is never shown by --help or in an error.
+func (l *Loader) Secret(p *string, name, key, usage string) {
+	*p = os.Getenv(key)
+	l.FS.Var(secretValue{p}, name, usage+" (env "+key+"; secret)")
+	l.secrets = append(l.secrets, name)
+}
+
+// ClickHouseCredentials defines --clickhouse-user (env RS_CH_USER, default
+// "default") and --clickhouse-password (env RS_CH_PASSWORD, secret, default
+// none): the ClickHouse account every connection of the server uses.
+func (l *Loader) ClickHouseCredentials(user, password *string) {
+	l.String(user, "clickhouse-user", "RS_CH_USER", "default", "ClickHouse user")
+	l.Secret(password, "clickhouse-password", "RS_CH_PASSWORD", "ClickHouse password of --clickhouse-user (empty: none)")
+}
+
+// PulsarToken defines --pulsar-token (env RS_PULSAR_TOKEN, secret, default
+// none): the token (JWT) the Pulsar client presents to a broker with token
+// authentication (AuthenticationProviderToken); empty: no authentication.
+func (l *Loader) PulsarToken(token *string) {
+	l.Secret(token, "pulsar-token", "RS_PULSAR_TOKEN", "Pulsar authentication token (JWT; empty: none)")
 }
 
 // String defines a string flag name, defaulting to env key or def.
@@ -197,6 +222,9 @@ func (l *Loader) secretArgs(args []string) []string {
 		if n.secret {
 			secret[n.name] = true
 		}
+	}
+	for _, name := range l.secrets {
+		secret[name] = true
 	}
 	var vals []string
 	for i, a := range args {

@@ -96,3 +96,51 @@ func TestHelpNeverPrintsASecret(t *testing.T) {
 		t.Errorf("--help lacks the settings:\n%s", out.String())
 	}
 }
+
+// An optional secret (a password, a token) is empty unless set, never
+// required, and never shown by --help or in an error, from the environment
+// or from a flag, even misplaced.
+func TestOptionalSecretIsNeverPrinted(t *testing.T) {
+	t.Setenv("RS_PROFILE", "")
+	t.Setenv("RS_TEST_CONTROL_DSN", "dsn")
+	t.Setenv("RS_TEST_CH_ADDR", "ch:9000")
+	newLoader := func(out io.Writer, token *string) *config.Loader {
+		var c cfg
+		l := config.NewLoader("svc")
+		l.FS.SetOutput(out)
+		l.Need(&c.dsn, "control-dsn", "RS_TEST_CONTROL_DSN", "", "control DSN", true)
+		l.Need(&c.addr, "clickhouse-addr", "RS_TEST_CH_ADDR", "", "ClickHouse", false)
+		l.Int(&c.grace, "grace", "RS_TEST_GRACE", 10, "grace")
+		l.Secret(token, "token", "RS_TEST_TOKEN", "broker token")
+		return l
+	}
+
+	var token string
+	if err := newLoader(io.Discard, &token).Parse(nil); err != nil || token != "" {
+		t.Fatalf("unset: token %q, %v; want empty and no error (optional)", token, err)
+	}
+
+	t.Setenv("RS_TEST_TOKEN", "env-s3cret-token")
+	var out strings.Builder
+	if err := newLoader(&out, &token).Parse([]string{"--help"}); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	if strings.Contains(out.String(), "env-s3cret") || !strings.Contains(out.String(), "RS_TEST_TOKEN") {
+		t.Errorf("--help shows the secret or lacks the setting:\n%s", out.String())
+	}
+	if err := newLoader(io.Discard, &token).Parse(nil); err != nil || token != "env-s3cret-token" {
+		t.Fatalf("from the environment: token %q, %v", token, err)
+	}
+
+	out.Reset()
+	err := newLoader(&out, &token).Parse([]string{"--grace", "--token=flag-s3cret-token", "x"})
+	if err == nil {
+		t.Fatal("a misplaced flag parsed")
+	}
+	if strings.Contains(err.Error()+out.String(), "flag-s3cret") {
+		t.Errorf("the error or the output shows the secret: %v\n%s", err, out.String())
+	}
+	if err := newLoader(io.Discard, &token).Parse([]string{"--token", "flag-s3cret-token"}); err != nil || token != "flag-s3cret-token" {
+		t.Fatalf("from the flag: token %q, %v", token, err)
+	}
+}

@@ -19,6 +19,14 @@ func ClickHouseAddr() string {
 	return Env("RS_CH_HOST", "127.0.0.1") + ":" + Env("RS_CH_PORT", "19000")
 }
 
+// ClickHouseAppAccount is the local ClickHouse server's account with a
+// password (deploy/local/env.sh RS_CH_APP_USER and RS_CH_APP_PASSWORD,
+// configured by deploy/local/clickhouse.sh): the tests of the credential
+// settings log in with it.
+func ClickHouseAppAccount() (user, password string) {
+	return Env("RS_CH_APP_USER", "rs_app"), Env("RS_CH_APP_PASSWORD", "rs-app-local-pw")
+}
+
 // ClickHouseEngine names the ClickHouse the tests run on, chosen by
 // RS_CH_ENGINE: "server" (the default: the local ClickHouse 18.16 server at
 // ClickHouseAddr) or "chdb" (current ClickHouse in-process, see OpenChDB).

@@ -23,6 +23,9 @@ type Options struct {
 	OperationTimeout time.Duration
 	// ConnectionTimeout bounds TCP connects (default 5s).
 	ConnectionTimeout time.Duration
+	// Token, when set, is presented to the broker (token authentication,
+	// AuthenticationProviderToken); empty: no authentication.
+	Token string
 }
 
 // ValidateURL accepts a broker URL of the binary protocol: pulsar:// or
@@ -47,12 +50,16 @@ func NewClient(log *slog.Logger, o Options) (pulsar.Client, error) {
 		o.ConnectionTimeout = 5 * time.Second
 	}
 	quiet := slog.New(levelFloor{h: log.Handler(), min: slog.LevelWarn})
-	c, err := pulsar.NewClient(pulsar.ClientOptions{
+	opts := pulsar.ClientOptions{
 		URL:               o.URL,
 		OperationTimeout:  o.OperationTimeout,
 		ConnectionTimeout: o.ConnectionTimeout,
 		Logger:            pulsarlog.NewLoggerWithSlog(quiet.With("component", "pulsar-client")),
-	})
+	}
+	if o.Token != "" {
+		opts.Authentication = pulsar.NewAuthenticationToken(o.Token)
+	}
+	c, err := pulsar.NewClient(opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating Pulsar client for %s: %w", o.URL, err)
 	}

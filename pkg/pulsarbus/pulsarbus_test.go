@@ -3,6 +3,8 @@ package pulsarbus_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -66,4 +68,39 @@ func TestTopic(t *testing.T) {
 	if got, want := pulsarbus.Topic("public", "default", "fitness-results"), "persistent://public/default/fitness-results"; got != want {
 		t.Errorf("Topic = %q, want %q", got, want)
 	}
+}
+
+// Options.Token reaches the broker: the local broker authenticates tokens
+// (AuthenticationProviderToken, still admitting anonymous clients), so a
+// client with a token it signed publishes, and a client with a token signed
+// by another key is refused.
+func TestTokenAuthentication(t *testing.T) {
+	key := infratest.PulsarTokenKey(t)
+	topic := infratest.Topic(t, "token-auth")
+	send := func(token string) error {
+		client, err := pulsarbus.NewClient(slog.New(slog.NewTextHandler(io.Discard, nil)), pulsarbus.Options{URL: infratest.PulsarURL(), Token: token,
+			OperationTimeout: 5 * time.Second, ConnectionTimeout: 5 * time.Second})
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		prod, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic})
+		if err != nil {
+			return err
+		}
+		defer prod.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = prod.Send(ctx, &pulsar.ProducerMessage{Payload: []byte("x")})
+		return err
+	}
+	if err := send(infratest.SignPulsarToken(t, key, "resultsync-relay")); err != nil {
+		t.Fatalf("with a token the broker signed: %v", err)
+	}
+	forged := infratest.SignPulsarToken(t, []byte("another key, 32 bytes long......"), "resultsync-relay")
+	err := send(forged)
+	if err == nil {
+		t.Fatal("a token signed by another key was accepted")
+	}
+	t.Logf("forged token: %v", err)
 }

@@ -24,8 +24,10 @@ type Config struct {
 	// CHCluster selects the cluster shape (docs/cluster.md): the projection's
 	// tables are created ON CLUSTER, replicated and sharded.
 	CHCluster string
-	LogLevel  string
-	Resume    bool
+	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
+	CHUser, CHPassword string
+	LogLevel           string
+	Resume             bool
 
 	SkipClickHouse bool
 }
@@ -51,6 +53,7 @@ func (c *Config) load(args []string) error {
 	}
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name: create the projection replicated and sharded on it (docs/cluster.md); empty: a single server")
+	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
 	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
 	l.Bool(&c.Resume, "resume", "RS_MIGRATE_RESUME", false, "continue a half-applied (dirty) MySQL migration from the statement that failed, after fixing its cause")
 	if err := l.Parse(args); err != nil {
@@ -94,7 +97,7 @@ func realMain(ctx context.Context, args []string) error {
 	if cfg.CHCluster != "" {
 		db = "default" // the cluster DDL creates the database ON CLUSTER and names it in every statement
 	}
-	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: db, Cluster: cfg.CHCluster})
+	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: db, Cluster: cfg.CHCluster, User: cfg.CHUser, Password: cfg.CHPassword})
 	if err != nil {
 		return err
 	}

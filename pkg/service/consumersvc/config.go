@@ -44,6 +44,10 @@ type Config struct {
 	// CHCluster names the ClickHouse cluster of a sharded, replicated
 	// projection (docs/cluster.md); empty for a single server.
 	CHCluster string
+	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
+	CHUser, CHPassword string
+	// PulsarToken authenticates to the broker (secret; empty: none).
+	PulsarToken string
 	// Consumer tunes the consumer; Consumer.Epoch is set from Epoch.
 	Consumer consumer.Config
 	// Epoch is the transformation epoch written with every row (0-65535).
@@ -73,6 +77,8 @@ func Load(args []string) (Config, error) {
 	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
+	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
+	l.PulsarToken(&c.PulsarToken)
 	l.Int(&c.Consumer.BatchSize, "batch-size", "RS_CONSUMER_BATCH_SIZE", d.BatchSize, "events per insert at most")
 	l.Int(&c.Consumer.BatchBytes, "batch-bytes", "RS_CONSUMER_BATCH_BYTES", d.BatchBytes, "payload bytes per insert at most")
 	l.Duration(&c.Consumer.BatchWait, "batch-wait", "RS_CONSUMER_BATCH_WAIT", d.BatchWait, "longest wait before a partial batch is written")

@@ -267,3 +267,35 @@ func TestRetiredEpochEndsRun(t *testing.T) {
 		t.Errorf("state = %v, %v; want nothing written at the retired epoch", st, err)
 	}
 }
+
+// --clickhouse-user and --clickhouse-password reach the server's ClickHouse
+// connections: with an account that has a password the server is SERVING
+// and writes; with a wrong password dependency/clickhouse and the server
+// stay NOT_SERVING and nothing is written.
+func TestClickHouseAccount(t *testing.T) {
+	e := newEnv(t)
+	user, password := infratest.ClickHouseAppAccount()
+	const probe = 200 * time.Millisecond
+
+	bad := e.config(probe)
+	bad.CHAddr, bad.CHUser, bad.CHPassword = infratest.ClickHouseAddr(), user, "not-the-password"
+	c := consumersvctest.Start(t, bad)
+	c.WaitHealth(t, server.DependencyHealthName("clickhouse"), notServing, 10*time.Second)
+	first := e.send(t, 900000, 3) // not acknowledged: delivered again to the next consumer
+	time.Sleep(4 * probe)
+	if got := c.Health(""); got != notServing {
+		t.Errorf("server health = %v with a wrong ClickHouse password", got)
+	}
+	if got, err := e.proj.CurrentState(context.Background(), 10001); err != nil || len(got) != 0 {
+		t.Errorf("written with a wrong password: %v, %v", got, err)
+	}
+	if _, err := c.Stop(t); err != nil {
+		t.Errorf("stopping: %v", err)
+	}
+
+	good := e.config(probe)
+	good.CHAddr, good.CHUser, good.CHPassword = infratest.ClickHouseAddr(), user, password
+	c = consumersvctest.Start(t, good)
+	c.WaitHealth(t, "", serving, 20*time.Second)
+	e.waitState(t, append(first, e.send(t, 900003, 3)...), 30*time.Second)
+}

@@ -69,15 +69,16 @@ func (s *Service) assemble() error {
 	// insert (and so the consumer worker's stop) for the dial timeout, so
 	// it is a third of the grace (at most 5s).
 	dial := min(5*time.Second, max(cfg.Server.ShutdownGrace/3, 500*time.Millisecond))
-	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster, DialTimeout: dial}); err != nil {
+	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster,
+		User: cfg.CHUser, Password: cfg.CHPassword, DialTimeout: dial}); err != nil {
 		return err
 	}
 	s.proj = chstore.NewProjection(s.ch)
 	// Neither client connects before it is used.
-	if s.client, err = pulsarbus.NewClient(s.log, pulsarbus.Options{URL: cfg.PulsarURL, OperationTimeout: cfg.PulsarOperationTimeout}); err != nil {
+	if s.client, err = pulsarbus.NewClient(s.log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, OperationTimeout: cfg.PulsarOperationTimeout}); err != nil {
 		return err
 	}
-	if s.probe, err = pulsarbus.NewClient(s.log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL,
+	if s.probe, err = pulsarbus.NewClient(s.log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken,
 		OperationTimeout: cfg.ProbeInterval, ConnectionTimeout: cfg.ProbeInterval}); err != nil {
 		return err
 	}

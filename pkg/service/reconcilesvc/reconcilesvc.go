@@ -47,6 +47,8 @@ type Config struct {
 	// CHCluster names the ClickHouse cluster of a sharded, replicated
 	// projection (docs/cluster.md); empty for a single server.
 	CHCluster string
+	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
+	CHUser, CHPassword string
 	// Runner tunes the runs.
 	Runner reconcile.RunnerConfig
 }
@@ -65,6 +67,7 @@ func Load(args []string) (Config, error) {
 	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
+	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
 	l.Int(&c.Runner.Buckets, "buckets", "RS_RECONCILE_BUCKETS", d.Buckets, "buckets per comparison")
 	l.Duration(&c.Runner.Grace, "grace", "RS_RECONCILE_GRACE", d.Grace, "wait before candidates are re-checked")
 	l.Duration(&c.Runner.CatchUpWait, "catch-up-wait", "RS_RECONCILE_CATCH_UP_WAIT", d.CatchUpWait,
@@ -203,7 +206,8 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if s.control, err = mysqldb.OpenLazy(cfg.ControlDSN, mysqldb.Options{MaxOpen: 8}); err != nil {
 		return nil, fmt.Errorf("control database: %w", err)
 	}
-	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster, DialTimeout: 5 * time.Second}); err != nil {
+	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster,
+		User: cfg.CHUser, Password: cfg.CHPassword, DialTimeout: 5 * time.Second}); err != nil {
 		return nil, err
 	}
 	s.store = reconcile.NewRunStore(s.control)

@@ -36,6 +36,8 @@ type Config struct {
 	ControlDSN string
 	// PulsarURL is the broker, pulsar:// or pulsar+ssl://.
 	PulsarURL string
+	// PulsarToken authenticates to the broker (secret; empty: none).
+	PulsarToken string
 	// Topic carries the FitnessResultChanged events.
 	Topic string
 	// PulsarOperationTimeout bounds the client's producer creation and
@@ -71,6 +73,7 @@ func Load(args []string) (Config, error) {
 	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
 	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN (audit log)", true)
 	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL", false)
+	l.PulsarToken(&c.PulsarToken)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events")
 	l.Duration(&c.PulsarOperationTimeout, "pulsar-operation-timeout", "RS_RELAY_PULSAR_OPERATION_TIMEOUT", 10*time.Second, "bound on the Pulsar client's producer creation and lookups")
 	l.Int(&c.Relay.BatchSize, "batch-size", "RS_RELAY_BATCH_SIZE", d.BatchSize, "rows per claim")

@@ -61,6 +61,7 @@ type Config struct {
 	// PulsarURL and Topic locate the broker and the relay's topic (the
 	// broker path only); PublishTimeout bounds one batch's acknowledgments.
 	PulsarURL      string
+	PulsarToken    string // secret; empty: no authentication
 	Topic          string
 	PublishTimeout time.Duration
 	// LagInterval is how often the projection's lag per shard is measured
@@ -96,6 +97,7 @@ func Load(args []string) (Config, error) {
 	l.String(&c.ReplayPath, "replay-path", "RS_REPAIR_REPLAY_PATH", ReplayPathBroker,
 		"how replays and tombstones are delivered: broker (published by this server to the relay's topic: no outbox writes on the shards, the live path's freshness kept) or outbox (a re-armed outbox row on the record's shard, drained by the relay behind live rows)")
 	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL, the relay's (replay-path broker)", false)
+	l.PulsarToken(&c.PulsarToken)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events, the relay's (replay-path broker)")
 	l.Duration(&c.PublishTimeout, "publish-timeout", "RS_REPAIR_PUBLISH_TIMEOUT", 10*time.Second,
 		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
@@ -205,10 +207,10 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	var replayer repair.Replayer = replay.New(m, dbs)
 	if cfg.ReplayPath == ReplayPathBroker {
 		// Neither client connects before it is used.
-		if s.client, err = pulsarbus.NewClient(log, pulsarbus.Options{URL: cfg.PulsarURL, OperationTimeout: cfg.PublishTimeout}); err != nil {
+		if s.client, err = pulsarbus.NewClient(log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, OperationTimeout: cfg.PublishTimeout}); err != nil {
 			return nil, err
 		}
-		if s.probe, err = pulsarbus.NewClient(log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL,
+		if s.probe, err = pulsarbus.NewClient(log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken,
 			OperationTimeout: 2 * time.Second, ConnectionTimeout: 2 * time.Second}); err != nil {
 			return nil, err
 		}

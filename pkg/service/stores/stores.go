@@ -33,6 +33,8 @@ type Settings struct {
 	// CHCluster names the ClickHouse cluster of a sharded, replicated
 	// projection (docs/cluster.md); empty for a single server.
 	CHCluster string
+	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
+	CHUser, CHPassword string
 }
 
 // Help is the --help text of each setting (what the server uses it for).
@@ -46,6 +48,7 @@ func (s *Settings) Flags(l *config.Loader, h Help) {
 	l.Need(&s.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address ("+h.ClickHouse+")", false)
 	l.String(&s.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&s.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
+	l.ClickHouseCredentials(&s.CHUser, &s.CHPassword)
 }
 
 // Missing names every required setting left empty.
@@ -126,7 +129,8 @@ func Open(s Settings, maxOpen int) (_ *Pools, err error) {
 
 // CHOptions are the ClickHouse connection settings.
 func (s Settings) CHOptions() chstore.Options {
-	return chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, DialTimeout: 5 * time.Second}
+	return chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, User: s.CHUser, Password: s.CHPassword,
+		DialTimeout: 5 * time.Second}
 }
 
 // ClickHouseProbe is the probe "clickhouse".
