@@ -49,7 +49,8 @@ func waitLog(t *testing.T, p *proc, want string, timeout time.Duration) {
 // subscription would wait the client's operation timeout.
 func TestConsumerStopsWithinGraceWithTheBrokerUnreachable(t *testing.T) {
 	p := startBinary(t, "consumer", consumerArgs(infratest.Topic(t, "smoke-consumer"),
-		"--pulsar-url=pulsar://127.0.0.1:9", "--pulsar-operation-timeout=30s")...)
+		"--pulsar-url=pulsar://127.0.0.1:9", "--pulsar-operation-timeout=30s",
+		"--clickhouse-database="+infratest.NewClickHouseDatabase(t, true).Name)...)
 	addr := p.grpcAddr(t)
 	waitHealth(t, "consumer", addr, "dependency/clickhouse", healthpb.HealthCheckResponse_SERVING)
 	waitHealth(t, "consumer", addr, "dependency/pulsar", healthpb.HealthCheckResponse_NOT_SERVING)

@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/resultsync/resultsync/pkg/infratest"
 )
 
 var binDir string
@@ -52,11 +54,13 @@ type proc struct {
 	addr chan string // gRPC address from the "server started" line
 	api  chan string // gateway JSON API address
 	done chan error
+	// exited is closed once the process was waited for.
+	exited chan struct{}
 }
 
 func startBinary(t *testing.T, name string, args ...string) *proc {
 	t.Helper()
-	p := &proc{name: name, addr: make(chan string, 1), api: make(chan string, 1), done: make(chan error, 1)}
+	p := &proc{name: name, addr: make(chan string, 1), api: make(chan string, 1), done: make(chan error, 1), exited: make(chan struct{})}
 	p.cmd = exec.Command(filepath.Join(binDir, name), args...)
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -83,10 +87,14 @@ func startBinary(t *testing.T, name string, args ...string) *proc {
 				p.api <- fmt.Sprint(rec["addr"])
 			}
 		}
-		p.done <- p.cmd.Wait()
+		err := p.cmd.Wait()
+		close(p.exited)
+		p.done <- err
 	}()
 	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
+		select {
+		case <-p.exited:
+		default:
 			_ = p.cmd.Process.Kill()
 		}
 	})
@@ -191,8 +199,19 @@ func TestEveryServerStartsServesAndStops(t *testing.T) {
 	common := []string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--shutdown-grace=3s"}
 	backends := map[string]string{}
 	var procs []*proc
+	// A projection database and a topic of this test's own: the local
+	// stack's shared ones may hold anything (make run's demo retires epoch
+	// 0 there, which a consumer at the default epoch refuses to write over).
+	projection := "--clickhouse-database=" + infratest.NewClickHouseDatabase(t, true).Name
+	topic := infratest.Topic(t, "smoke-every")
+	extra := map[string][]string{
+		"relay":     {"--topic=" + topic},
+		"consumer":  {projection, "--topic=" + topic, "--dead-letter-topic=" + topic + "-DLQ"},
+		"reconcile": {projection},
+		"repair":    {projection, "--topic=" + topic},
+	}
 	for _, name := range []string{"results", "relay", "consumer", "reconcile", "repair"} {
-		p := startBinary(t, name, common...)
+		p := startBinary(t, name, append(append([]string{}, common...), extra[name]...)...)
 		procs = append(procs, p)
 		backends[name] = p.grpcAddr(t)
 		checkServing(t, name, backends[name])
