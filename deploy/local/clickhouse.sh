@@ -115,29 +115,11 @@ EOF
 
     <users>
         <!-- No password; only loopback clients may connect. -->
-        <default>
-            <password></password>
-            <networks>
-                <ip>127.0.0.1</ip>
-                <ip>::1</ip>
-                <ip>::ffff:127.0.0.1</ip>
-            </networks>
-            <profile>default</profile>
-            <quota>default</quota>
-        </default>
+$(loopback_user default)
         <!-- An account with a password ($RS_CH_APP_USER, RS_CH_APP_PASSWORD in
              deploy/local/env.sh): the tests of the servers' ClickHouse
              credential settings log in with it. -->
-        <$RS_CH_APP_USER>
-            <password>$RS_CH_APP_PASSWORD</password>
-            <networks>
-                <ip>127.0.0.1</ip>
-                <ip>::1</ip>
-                <ip>::ffff:127.0.0.1</ip>
-            </networks>
-            <profile>default</profile>
-            <quota>default</quota>
-        </$RS_CH_APP_USER>
+$(loopback_user "$RS_CH_APP_USER" "$RS_CH_APP_PASSWORD")
     </users>
 
     <quotas>

@@ -35,6 +35,24 @@ wait_for() {
 }
 
 # pid_alive FILE: true when FILE holds the pid of a running process.
+# loopback_user NAME [PASSWORD]: a ClickHouse <users> entry (users.xml) for
+# NAME with PASSWORD (none when empty), reachable from loopback only, with
+# the default profile and quota.
+loopback_user() {
+  cat <<XML
+        <$1>
+            <password>${2:-}</password>
+            <networks>
+                <ip>127.0.0.1</ip>
+                <ip>::1</ip>
+                <ip>::ffff:127.0.0.1</ip>
+            </networks>
+            <profile>default</profile>
+            <quota>default</quota>
+        </$1>
+XML
+}
+
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 # stop_pid NAME FILE: SIGTERM, wait, then SIGKILL.

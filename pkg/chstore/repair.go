@@ -134,26 +134,13 @@ func (p *Projection) removeOnCluster(ctx context.Context, pred string) error {
 	if err != nil {
 		return err
 	}
-	rows, err := p.conn.Query(ctx, "SELECT host_name, port FROM system.clusters WHERE cluster = ?", p.cluster)
+	replicas, err := p.clusterNodes(ctx)
 	if err != nil {
-		return fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
-	}
-	var replicas []string
-	for rows.Next() {
-		var host string
-		var port uint16
-		if err := rows.Scan(&host, &port); err != nil {
-			rows.Close()
-			return fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
-		}
-		replicas = append(replicas, fmt.Sprintf("%s:%d", host, port))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
+		return err
 	}
 	wait := 20 * time.Millisecond
-	for _, r := range replicas {
+	for _, n := range replicas {
+		r := n.addr
 		for {
 			var pending uint64
 			if err := p.conn.QueryRow(ctx, "SELECT count() FROM remote(?, system.mutations) WHERE database = ? AND table = ? AND is_done = 0",
@@ -432,12 +419,15 @@ func (p *Projection) AttachStaging(ctx context.Context, s *Staging) error {
 
 // clusterNode is one replica of a cluster, from system.clusters.
 type clusterNode struct {
-	shard, replica uint32
-	addr           string
+	shard uint32
+	addr  string // host:port of its native protocol
 }
 
+// clusterNodes lists the replicas of p's cluster, by shard and replica
+// number, as the connected node's <remote_servers> names them.
+
 func (p *Projection) clusterNodes(ctx context.Context) ([]clusterNode, error) {
-	rows, err := p.conn.Query(ctx, "SELECT shard_num, replica_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", p.cluster)
+	rows, err := p.conn.Query(ctx, "SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", p.cluster)
 	if err != nil {
 		return nil, fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
 	}
@@ -447,7 +437,7 @@ func (p *Projection) clusterNodes(ctx context.Context) ([]clusterNode, error) {
 		var n clusterNode
 		var host string
 		var port uint16
-		if err := rows.Scan(&n.shard, &n.replica, &host, &port); err != nil {
+		if err := rows.Scan(&n.shard, &host, &port); err != nil {
 			return nil, fmt.Errorf("listing the replicas of cluster %s: %w", p.cluster, err)
 		}
 		n.addr = net.JoinHostPort(host, strconv.Itoa(int(port)))

@@ -42,7 +42,7 @@ type Loader struct {
 	FS      *flag.FlagSet
 	errs    []error
 	needs   []need
-	secrets []string // the names of the optional secret settings (Secret)
+	secrets []string // the names of the secret settings (Need with secret, Secret)
 	profile string
 }
 
@@ -50,7 +50,6 @@ type need struct {
 	p         *string
 	name, key string
 	local     string
-	secret    bool
 }
 
 // NewLoader returns a Loader over a new FlagSet named name, with the
@@ -87,10 +86,11 @@ func (l *Loader) Need(p *string, name, key, local, usage string, secret bool) {
 	usage += ")"
 	if secret {
 		l.FS.Var(secretValue{p}, name, usage)
+		l.secrets = append(l.secrets, name)
 	} else {
 		l.FS.StringVar(p, name, *p, usage)
 	}
-	l.needs = append(l.needs, need{p: p, name: name, key: key, local: local, secret: secret})
+	l.needs = append(l.needs, need{p: p, name: name, key: key, local: local})
 }
 
 // Secret defines an optional secret string setting (a password, a token),
@@ -218,11 +218,6 @@ func (l *Loader) finish(errs []error) error {
 // number of leading dashes (a mistyped "---name=v" is still a secret).
 func (l *Loader) secretArgs(args []string) []string {
 	secret := map[string]bool{}
-	for _, n := range l.needs {
-		if n.secret {
-			secret[n.name] = true
-		}
-	}
 	for _, name := range l.secrets {
 		secret[name] = true
 	}

@@ -52,13 +52,12 @@ type Options struct {
 	// (default 2s); VerifyRounds bounds the re-checks (default 10).
 	Grace        time.Duration
 	VerifyRounds int
-	// Cluster names the ClickHouse cluster the projection is sharded over
-	// (docs/cluster.md; the connection opened with chstore.Options.Cluster);
-	// empty for one server. On a cluster the staging tables are replicated
-	// and sharded like the projection and the switch runs on one replica of
-	// every shard, connected with Nodes (the address replaced by the node's).
-	Cluster string
-	Nodes   chstore.Options
+	// ClickHouse are the settings the projection's connection was opened
+	// with. With ClickHouse.Cluster set (docs/cluster.md) the staging tables
+	// are replicated and sharded like the projection, and the switch runs on
+	// one replica of every shard, connected with these settings and the
+	// node's address. Zero: one server.
+	ClickHouse chstore.Options
 	// Log receives progress and warnings (default: discarded).
 	Log *slog.Logger
 	// Now is the clock (default time.Now).
@@ -106,7 +105,8 @@ type Builder struct {
 // mysqldb.Open; shardIDs[i] names shards[i], as the write path names it in
 // events) and writing the projection database conn is bound to.
 func New(shards []*sql.DB, shardIDs []string, conn driver.Conn, opts Options) *Builder {
-	return &Builder{shards: shards, shardIDs: shardIDs, conn: conn, proj: chstore.NewClusterProjection(conn, opts.Cluster).WithNodes(opts.Nodes), opts: opts.withDefaults()}
+	return &Builder{shards: shards, shardIDs: shardIDs, conn: conn, proj: chstore.NewClusterProjection(conn, opts.ClickHouse.Cluster).WithNodes(opts.ClickHouse),
+		opts: opts.withDefaults()}
 }
 
 // ErrEpochRetired is returned when a rebuild's epoch is below the epoch floor.

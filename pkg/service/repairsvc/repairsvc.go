@@ -224,9 +224,8 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		Editor: chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster),
 		// The controlled rebuild: staging table, catch-up, verification,
 		// atomic switch, epoch retirement.
-		Rebuilder: rebuild.New(dbs, m.IDs(), s.pools.CH, rebuild.Options{RowsPerSecond: cfg.Executor.RowsPerSecond, Cluster: cfg.Stores.CHCluster,
-			Nodes: cfg.Stores.CHOptions(), Log: log}),
-		Source: reconcile.MySQLSource{Shards: dbs}, Target: reconcile.ClickHouseTarget{Conn: s.pools.CH},
+		Rebuilder: rebuild.New(dbs, m.IDs(), s.pools.CH, rebuild.Options{RowsPerSecond: cfg.Executor.RowsPerSecond, ClickHouse: cfg.Stores.CHOptions(), Log: log}),
+		Source:    reconcile.MySQLSource{Shards: dbs}, Target: reconcile.ClickHouseTarget{Conn: s.pools.CH},
 		ShardOf: func(dataID int64) string { return m.Shards[m.Owner(dataID)].ID },
 		// The highest epoch stored in the projection for a scope, besides
 		// --epoch-floor and the rebuilds of the control database.
