@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/resultsync/resultsync/pkg/infratest"
 )
 
 // diag is what one phase cost, for finding where the time goes: CPU
@@ -220,4 +224,60 @@ func (s *lockSampler) report() {
 	}
 	fmt.Printf("    lock waits in the bench databases: %d of %d samples saw a waiting transaction (at most %d at once)%s\n",
 		s.waiting, s.samples, s.maxAtOnce, map[bool]string{true: ", e.g. " + ex, false: ""}[ex != ""])
+}
+
+// brokerEntries reports how many entries (batches) the broker stored for
+// topic, from its internal stats: the events per entry are the batching
+// the producers achieved, which decides the broker's CPU per event.
+func brokerEntries(ctx context.Context, topic string) (int64, error) {
+	url := infratest.PulsarAdminURL() + "/admin/v2/" + strings.Replace(topic, "://", "/", 1) + "/internalStats"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var st struct {
+		EntriesAddedCounter int64 `json:"entriesAddedCounter"`
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("internal stats of %s: HTTP %d", topic, resp.StatusCode)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("internal stats of %s: %w", topic, err)
+	}
+	return st.EntriesAddedCounter, nil
+}
+
+// settle waits until the database server and the broker are quiet — each
+// under 10% of a core over half a second — or at most limit: a drain that
+// starts while the server still purges and flushes what the last phase and
+// the reset wrote pays for them, and that, not the relays, made the figures
+// of one instance count swing by 10% from round to round. It returns how
+// long it waited.
+func settle(ctx context.Context, limit time.Duration) time.Duration {
+	const window = 500 * time.Millisecond
+	start := time.Now()
+	procs := processes()
+	delete(procs, "relays (this process)")
+	for time.Since(start) < limit && ctx.Err() == nil {
+		before := map[string]time.Duration{}
+		for name, pid := range procs {
+			before[name], _ = cpuOf(pid)
+		}
+		time.Sleep(window)
+		quiet := true
+		for name, pid := range procs {
+			if c, ok := cpuOf(pid); ok && c-before[name] > window/10 {
+				quiet = false
+			}
+		}
+		if quiet {
+			break
+		}
+	}
+	return time.Since(start)
 }

