@@ -19,6 +19,7 @@ type Proxy struct {
 	paused chan struct{} // non-nil while paused; closed by Resume
 	held   chan struct{} // non-nil while client bytes are held; closed by Resume
 	conns  map[net.Conn]struct{}
+	cut    int64 // > 0: bytes the servers may still send before Down (CutAfter)
 }
 
 // NewProxy starts a proxy to target on 127.0.0.1:0, closed when the test ends.
@@ -86,7 +87,12 @@ func (p *Proxy) pipe(dst, src net.Conn, toServer bool) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.wait(toServer)
+			n, last := p.spend(toServer, n)
 			if _, werr := dst.Write(buf[:n]); werr != nil {
+				break
+			}
+			if last {
+				p.Down()
 				break
 			}
 		}
@@ -114,6 +120,31 @@ func (p *Proxy) wait(toServer bool) {
 	if toServer && held != nil {
 		<-held
 	}
+}
+
+// CutAfter lets n more bytes of the servers' answers through, then cuts
+// every connection and refuses new ones (Down), as when a server or the
+// network dies in the middle of a result.
+func (p *Proxy) CutAfter(n int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = max(n, 1)
+}
+
+// spend takes n server bytes from what CutAfter allows: how many to pass on,
+// and whether the proxy goes down after them.
+func (p *Proxy) spend(toServer bool, n int) (int, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if toServer || p.cut <= 0 {
+		return n, false
+	}
+	if int64(n) < p.cut {
+		p.cut -= int64(n)
+		return n, false
+	}
+	n, p.cut = int(p.cut), 0
+	return n, true
 }
 
 // Pause holds all traffic: reads and writes through the proxy hang.
