@@ -71,10 +71,13 @@ func TestOriginsAndRemoveAbove(t *testing.T) {
 	// may now fold a record's lower versions into its latest before the
 	// mutation reaches it (then they are removed with it, as RemoveAbove
 	// documents); what must hold either way is below.
+	// The count RemoveAbove reports is taken after merges restarted: a merge
+	// that folded the record first leaves 1 row above version 1 (its
+	// latest, version 3), not 3 (seen on ClickHouse 26.9 in make test).
 	exec(t, ch, "SYSTEM START MERGES fitness_result_versions")
 	n, err := p.RemoveAbove(ctx, 10001, 900001, 1)
-	if err != nil || n != 3 {
-		t.Fatalf("RemoveAbove(1) = %d, %v; want the 3 rows above version 1", n, err)
+	if err != nil || n < 1 || n > 3 {
+		t.Fatalf("RemoveAbove(1) = %d, %v; want the 3 rows above version 1, or 1-2 if a merge folded them first", n, err)
 	}
 	if got := origins(10001, 900001); len(got) > 1 || (len(got) == 1 && !cmp.Equal(key[0], got[0])) {
 		t.Errorf("origins after removing above 1 = %v; want at most version 1 (%v)", got, key[0])
