@@ -34,7 +34,6 @@ wait_for() {
   log "$name is ready"
 }
 
-# pid_alive FILE: true when FILE holds the pid of a running process.
 # loopback_user NAME [PASSWORD]: a ClickHouse <users> entry (users.xml) for
 # NAME with PASSWORD (none when empty), reachable from loopback only, with
 # the default profile and quota.
@@ -53,6 +52,7 @@ loopback_user() {
 XML
 }
 
+# pid_alive FILE: true when FILE holds the pid of a running process.
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 # stop_pid NAME FILE: SIGTERM, wait, then SIGKILL.

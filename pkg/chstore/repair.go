@@ -140,19 +140,18 @@ func (p *Projection) removeOnCluster(ctx context.Context, pred string) error {
 	}
 	wait := 20 * time.Millisecond
 	for _, n := range replicas {
-		r := n.addr
 		for {
 			var pending uint64
 			if err := p.conn.QueryRow(ctx, "SELECT count() FROM remote(?, system.mutations) WHERE database = ? AND table = ? AND is_done = 0",
-				r, db, localVersionsTable).Scan(&pending); err != nil {
-				return fmt.Errorf("waiting for the mutations of %s on replica %s: %w", localVersionsTable, r, err)
+				n.addr, db, localVersionsTable).Scan(&pending); err != nil {
+				return fmt.Errorf("waiting for the mutations of %s on replica %s: %w", localVersionsTable, n.addr, err)
 			}
 			if pending == 0 {
 				break
 			}
 			select {
 			case <-ctx.Done():
-				return fmt.Errorf("waiting for %d mutation(s) of %s on replica %s: %w", pending, localVersionsTable, r, ctx.Err())
+				return fmt.Errorf("waiting for %d mutation(s) of %s on replica %s: %w", pending, localVersionsTable, n.addr, ctx.Err())
 			case <-time.After(wait):
 			}
 			wait = min(2*wait, 500*time.Millisecond)
@@ -425,7 +424,6 @@ type clusterNode struct {
 
 // clusterNodes lists the replicas of p's cluster, by shard and replica
 // number, as the connected node's <remote_servers> names them.
-
 func (p *Projection) clusterNodes(ctx context.Context) ([]clusterNode, error) {
 	rows, err := p.conn.Query(ctx, "SELECT shard_num, host_name, port FROM system.clusters WHERE cluster = ? ORDER BY shard_num, replica_num", p.cluster)
 	if err != nil {

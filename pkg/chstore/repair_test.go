@@ -70,10 +70,9 @@ func TestOriginsAndRemoveAbove(t *testing.T) {
 	// Mutations run in the merge pool: merges must run for a removal. A merge
 	// may now fold a record's lower versions into its latest before the
 	// mutation reaches it (then they are removed with it, as RemoveAbove
-	// documents); what must hold either way is below.
-	// The count RemoveAbove reports is taken after merges restarted: a merge
-	// that folded the record first leaves 1 row above version 1 (its
-	// latest, version 3), not 3 (seen on ClickHouse 26.9 in make test).
+	// documents): the count it reports, taken after merges restarted, is
+	// then 1 (the latest, version 3) instead of 3 (seen on ClickHouse 26.9
+	// in make test). What must hold either way is below.
 	exec(t, ch, "SYSTEM START MERGES fitness_result_versions")
 	n, err := p.RemoveAbove(ctx, 10001, 900001, 1)
 	if err != nil || n < 1 || n > 3 {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/schema"
 )
@@ -104,4 +106,23 @@ func NewMySQLDatabase(t testing.TB, kind schema.Kind) *MySQLDatabase {
 	}
 	t.Cleanup(drop)
 	return d
+}
+
+// Proxied starts a Proxy to d's server (closed when the test ends) and
+// opens d through it: the fault tests cut, pause or hold that path while d.DB
+// stays direct.
+func (d *MySQLDatabase) Proxied(t testing.TB, maxOpen int) (*Proxy, *sql.DB) {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := NewProxy(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	db, err := mysqldb.OpenLazy(cfg.FormatDSN(), mysqldb.Options{MaxOpen: maxOpen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return proxy, db
 }

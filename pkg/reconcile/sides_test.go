@@ -6,10 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/schema"
 )
@@ -34,17 +31,7 @@ func TestShardReadCutMidResultFails(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	proxy := infratest.NewProxy(t, infratest.Env("RS_MYSQL_HOST", "127.0.0.1")+":"+infratest.Env("RS_MYSQL_PORT", "13306"))
-	cfg, err := mysql.ParseDSN(db.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = proxy.Addr()
-	viaProxy, err := mysqldb.Open(ctx, cfg.FormatDSN(), mysqldb.Options{MaxOpen: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { viaProxy.Close() })
+	proxy, viaProxy := db.Proxied(t, 2)
 	src := reconcile.MySQLSource{Shards: []*sql.DB{viaProxy}}
 	buckets := make([]int, 64)
 	for i := range buckets {

@@ -5,11 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/relay"
 )
@@ -21,17 +18,7 @@ import (
 func TestHungShardDoesNotBlindTheOthers(t *testing.T) {
 	healthy := newShard(t, "shard-0")
 	hungDB := newShard(t, "shard-1")
-	proxy := infratest.NewProxy(t, infratest.Env("RS_MYSQL_HOST", "127.0.0.1")+":"+infratest.Env("RS_MYSQL_PORT", "13306"))
-	cfg, err := mysql.ParseDSN(hungDB.db.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = proxy.Addr()
-	viaProxy, err := mysqldb.OpenLazy(cfg.FormatDSN(), mysqldb.Options{MaxOpen: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { viaProxy.Close() })
+	proxy, viaProxy := hungDB.db.Proxied(t, 4)
 	hung := outbox.NewRepo("shard-1", viaProxy)
 
 	reg := prometheus.NewRegistry()
