@@ -18,9 +18,10 @@ import (
 // fleet is n relay instances over a set of shards, each with its own
 // producer, as n relay processes would run.
 type fleet struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	pubs   []*relay.PulsarPublisher
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	pubs    []*relay.PulsarPublisher
+	stopped sync.Once
 }
 
 func startFleet(ctx context.Context, log *slog.Logger, client pulsar.Client, cfg relay.Config, n int, topic string,
@@ -45,13 +46,15 @@ func startFleet(ctx context.Context, log *slog.Logger, client pulsar.Client, cfg
 	return f, nil
 }
 
-// stop ends the instances and closes their producers.
+// stop ends the instances and closes their producers; once.
 func (f *fleet) stop() {
-	f.cancel()
-	f.wg.Wait()
-	for _, p := range f.pubs {
-		p.Close()
-	}
+	f.stopped.Do(func() {
+		f.cancel()
+		f.wg.Wait()
+		for _, p := range f.pubs {
+			p.Close()
+		}
+	})
 }
 
 // abRound is one head-to-head round: the two fleets' rates while both
@@ -97,10 +100,8 @@ func headToHead(ctx context.Context, log *slog.Logger, client pulsar.Client, cfg
 			topic := pulsarbus.Topic("public", "default", "bench-relay-ab-"+infratest.Suffix())
 			f, err := startFleet(ctx, log, client, cfg, counts[g], topic, stores, obs[g])
 			if err != nil {
-				for _, f := range fleets {
-					if f != nil {
-						f.stop()
-					}
+				if g == 1 {
+					fleets[0].stop()
 				}
 				return nil, err
 			}
@@ -117,16 +118,16 @@ func headToHead(ctx context.Context, log *slog.Logger, client pulsar.Client, cfg
 		overlap := time.Since(start)
 		var rate [2]float64
 		for g := range 2 {
-			obs[g].mu.Lock()
-			rate[g] = float64(obs[g].sent) / overlap.Seconds()
-			obs[g].mu.Unlock()
+			rate[g] = float64(obs[g].sentSoFar()) / overlap.Seconds()
 		}
 		for g := range 2 {
-			if err := waitAllSent(ctx, groups[g], events, obs[g].done); err != nil {
-				return nil, err
-			}
+			err := waitAllSent(ctx, groups[g], events, obs[g].done)
 			fleets[g].stop()
-			if err := checkAllSent(ctx, groups[g], events); err != nil {
+			if err == nil {
+				err = checkAllSent(ctx, groups[g], events)
+			}
+			if err != nil {
+				fleets[1-g].stop()
 				return nil, fmt.Errorf("head-to-head round %d, %d instance(s): %w", r+1, counts[g], err)
 			}
 		}
