@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -124,11 +125,12 @@ type runnerMetrics struct {
 // NewRunner returns a runner; reg may be nil.
 func NewRunner(log *slog.Logger, cfg RunnerConfig, src Side, rev RevisionReader, dst Side, store *RunStore, reg prometheus.Registerer, opts ...RunnerOption) *Runner {
 	m := &runnerMetrics{
-		runs:       prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reconcile_runs_total", Help: "Reconciliation runs ended, by state."}, []string{"state"}),
-		seconds:    prometheus.NewHistogram(prometheus.HistogramOpts{Name: "reconcile_run_seconds", Help: "Reconciliation run duration.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}),
-		rows:       prometheus.NewCounter(prometheus.CounterOpts{Name: "reconcile_rows_compared_total", Help: "Rows compared (both sides)."}),
-		unresolved: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "reconcile_unresolved_discrepancies", Help: "Discrepancies of the latest run per class."}, []string{"class"}),
-		queued:     prometheus.NewGauge(prometheus.GaugeOpts{Name: "reconcile_runs_queued", Help: "Runs waiting for a free run slot."}),
+		runs:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "reconcile_runs_total", Help: "Reconciliation runs ended, by state."}, []string{"state"}),
+		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "reconcile_run_seconds", Help: "Reconciliation run duration.", Buckets: prometheus.ExponentialBuckets(0.1, 2, 14)}),
+		rows:    prometheus.NewCounter(prometheus.CounterOpts{Name: "reconcile_rows_compared_total", Help: "Rows compared (both sides)."}),
+		unresolved: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "reconcile_unresolved_discrepancies",
+			Help: "Records with an unresolved discrepancy, per class, over every run and campaign (read from the control database after each run: a verified repair or a later clean run covering a record resolves it)."}, []string{"class"}),
+		queued: prometheus.NewGauge(prometheus.GaugeOpts{Name: "reconcile_runs_queued", Help: "Runs waiting for a free run slot."}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "reconcile_in_flight_records",
 			Help: "Records the latest run found still in flight (unsent or unapplied), per shard."}, []string{"shard"}),
 	}
@@ -166,7 +168,8 @@ func (rn *Runner) Admit() (release func(), err error) {
 // MaxConcurrentRuns runs are executing, r waits QUEUED for a slot.
 func (rn *Runner) Execute(ctx context.Context, r Run) Run {
 	start := time.Now()
-	err := rn.execute(ctx, &r)
+	bad := map[int64]bool{}
+	err := rn.execute(ctx, &r, bad)
 	switch {
 	case err != nil:
 		r.State, r.Error = StateFailed, err.Error()
@@ -174,11 +177,22 @@ func (rn *Runner) Execute(ctx context.Context, r Run) Run {
 		r.State = StateBoundaryNotReached
 	default:
 		r.State = StateSucceeded
+		// Earlier discrepancies of the records this run covered and found
+		// consistent are resolved before the run is recorded SUCCEEDED (a
+		// crash in between leaves them for the next clean run).
+		if n, rerr := rn.resolveCovered(context.WithoutCancel(ctx), r, bad); rerr != nil {
+			rn.log.Error("resolving the discrepancies a run found consistent", "run", r.ID, "err", rerr)
+			r.Message += fmt.Sprintf("could not resolve earlier discrepancies of the records found consistent: %v. ", rerr)
+		} else if n > 0 {
+			r.Resolved = n
+			r.Message += fmt.Sprintf("%d earlier discrepancies resolved: their records were found consistent. ", n)
+		}
 	}
 	r.Ended = time.Now().UTC()
 	if uerr := rn.store.Update(context.WithoutCancel(ctx), r); uerr != nil {
 		rn.log.Error("recording the end of a run", "run", r.ID, "err", uerr)
 	}
+	rn.refreshUnresolved(context.WithoutCancel(ctx))
 	rn.m.runs.WithLabelValues(r.State).Inc()
 	rn.m.seconds.Observe(time.Since(start).Seconds())
 	rn.log.Info("reconciliation run ended", "run", r.ID, "state", r.State, "discrepancies", r.Discrepancies, "in_flight", r.InFlight,
@@ -208,7 +222,9 @@ func (rn *Runner) acquire(ctx context.Context, r *Run) error {
 	}
 }
 
-func (rn *Runner) execute(ctx context.Context, r *Run) error {
+// execute compares r, recording in bad the records it found inconsistent
+// (confirmed discrepancies and records in flight).
+func (rn *Runner) execute(ctx context.Context, r *Run, bad map[int64]bool) error {
 	if err := rn.acquire(ctx, r); err != nil {
 		return err
 	}
@@ -218,6 +234,14 @@ func (rn *Runner) execute(ctx context.Context, r *Run) error {
 		return err
 	}
 	sample := func(int) bool { return r.SampleRate > 0 && rand.Float64() < r.SampleRate }
+	src, dst := rn.src, rn.dst
+	if w := r.Window; w != nil {
+		// Only the window's buckets are compared, each record by record.
+		n := rn.cfg.Buckets
+		sample = func(b int) bool { return w.Contains(b, n) }
+		src, dst = windowSide{Side: src, w: *w}, windowSide{Side: dst, w: *w}
+	}
+
 	var (
 		p        Progress
 		drill    []BucketLoad
@@ -235,7 +259,7 @@ func (rn *Runner) execute(ctx context.Context, r *Run) error {
 		// The scan compares bucket summaries: the buckets that differ (and
 		// the sampled ones) are drilled into record by record once the
 		// boundary is checked, and what differs then is stored.
-		p, drill, err = Summarize(ctx, rn.src, rn.dst, r.Scope, r.Depth, rn.cfg.Buckets, sample)
+		p, drill, err = Summarize(ctx, src, dst, r.Scope, r.Depth, rn.cfg.Buckets, sample)
 		if err != nil {
 			return err
 		}
@@ -274,12 +298,6 @@ func (rn *Runner) execute(ctx context.Context, r *Run) error {
 		r.State = StateRunning
 	}
 	rn.m.rows.Add(float64(p.RowsCompared))
-	byClass := map[Class]int{}
-	defer func() {
-		for c := MissingInTarget; c <= TargetAheadOfSource; c++ {
-			rn.m.unresolved.WithLabelValues(c.String()).Set(float64(byClass[c]))
-		}
-	}()
 	if len(drill) == 0 {
 		return nil
 	}
@@ -310,10 +328,12 @@ func (rn *Runner) execute(ctx context.Context, r *Run) error {
 		}
 	}
 	found := 0 // buckets with a difference (steps hold disjoint buckets)
-	err = StreamBuckets(ctx, rn.src, rn.dst, r.Scope, r.Depth, rn.cfg.Buckets, drill, func(ds []Discrepancy) error {
+	err = StreamBuckets(ctx, src, dst, r.Scope, r.Depth, rn.cfg.Buckets, drill, func(ds []Discrepancy) error {
 		seen := map[int64]bool{}
 		for _, d := range ds {
 			seen[d.DataID%int64(rn.cfg.Buckets)] = true
+			// Confirmed or in flight: not consistent either way.
+			bad[d.DataID] = true
 		}
 		found += len(seen)
 		confirmed, err := rn.separateInFlight(ctx, ds, applied, inFlight)
@@ -322,9 +342,6 @@ func (rn *Runner) execute(ctx context.Context, r *Run) error {
 		}
 		if err := rn.store.AddDiscrepancies(ctx, r.ID, r.Scope.DetectID, confirmed); err != nil {
 			return err
-		}
-		for _, d := range confirmed {
-			byClass[d.Class]++
 		}
 		r.Discrepancies += int64(len(confirmed))
 		r.InFlight = 0
@@ -459,4 +476,103 @@ func (rn *Runner) separateInFlight(ctx context.Context, ds []Discrepancy, applie
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// windowSide narrows a side's bucket summaries to a window of buckets.
+type windowSide struct {
+	Side
+	w BucketWindow
+}
+
+// Buckets implements Side.
+func (ws windowSide) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
+	all, err := ws.Side.Buckets(ctx, s, n)
+	if err != nil {
+		return nil, err
+	}
+	for b := range all {
+		if !ws.w.Contains(b, n) {
+			delete(all, b)
+		}
+	}
+	return all, nil
+}
+
+// resolveCovered resolves the earlier unresolved discrepancies of the
+// records r covered and found consistent, and returns how many. r covered
+// a record when the record lies in r's campaign, in r's bucket window (if
+// any), and, for a run narrowed to a project or school, inside that scope
+// on either side now; it found the record consistent when the record was
+// neither reported nor in flight (bad): a record of a bucket whose summary
+// matched is consistent at r's depth. Only the classes r's depth clears
+// (Clears) are resolved, and only discrepancies stored before r was
+// created.
+func (rn *Runner) resolveCovered(ctx context.Context, r Run, bad map[int64]bool) (int64, error) {
+	var classes []Class
+	for c := MissingInTarget; c <= TargetAheadOfSource; c++ {
+		if Clears(r.Depth, c) {
+			classes = append(classes, c)
+		}
+	}
+	if len(classes) == 0 {
+		return 0, nil
+	}
+	scoped := r.Scope.ProjectID != 0 || r.Scope.SchoolID != 0
+	var total int64
+	for after := int64(0); ; {
+		keys, err := rn.store.UnresolvedKeys(ctx, r.Scope.DetectID, classes, r.Created, after, IDChunk)
+		if err != nil {
+			return total, err
+		}
+		if len(keys) == 0 {
+			return total, nil
+		}
+		after = keys[len(keys)-1]
+		var cand []int64
+		for _, id := range keys {
+			if bad[id] || (r.Window != nil && !r.Window.Contains(int(id%int64(rn.cfg.Buckets)), rn.cfg.Buckets)) {
+				continue
+			}
+			cand = append(cand, id)
+		}
+		if scoped && len(cand) > 0 {
+			// Inside the scope on either side: a record outside it on both
+			// was not compared by this run.
+			var sr, tr map[int64]Record
+			var serr, terr error
+			both(func() { sr, serr = rn.src.Records(ctx, r.Scope, 0, nil, cand) }, func() { tr, terr = rn.dst.Records(ctx, r.Scope, 0, nil, cand) })
+			if err := errors.Join(serr, terr); err != nil {
+				return total, fmt.Errorf("reading the scope of records with earlier discrepancies: %w", err)
+			}
+			in := cand[:0]
+			for _, id := range cand {
+				_, s := sr[id]
+				_, t := tr[id]
+				if s || t {
+					in = append(in, id)
+				}
+			}
+			cand = in
+		}
+		n, err := rn.store.ResolveKeys(ctx, r.ID, r.Scope.DetectID, classes, r.Created, cand)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if len(keys) < IDChunk {
+			return total, nil
+		}
+	}
+}
+
+// refreshUnresolved sets the unresolved gauge from the control database.
+func (rn *Runner) refreshUnresolved(ctx context.Context) {
+	counts, err := rn.store.UnresolvedRecords(ctx)
+	if err != nil {
+		rn.log.Warn("could not count unresolved discrepancies", "err", err)
+		return
+	}
+	for c := MissingInTarget; c <= TargetAheadOfSource; c++ {
+		rn.m.unresolved.WithLabelValues(c.String()).Set(float64(counts[c]))
+	}
 }

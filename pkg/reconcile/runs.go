@@ -63,6 +63,25 @@ type Run struct {
 	Message, Error, CreatedBy string
 	Created                   time.Time
 	Ended                     time.Time // zero until terminal
+	// Window, when set, narrows the run to a window of buckets, each drilled
+	// into record by record (the scheduler's rotating sample). Not stored:
+	// the run's message names it.
+	Window *BucketWindow
+	// Resolved counts the earlier discrepancies the run resolved by finding
+	// their records consistent (in the message once stored).
+	Resolved int64
+}
+
+// BucketWindow is the buckets From, From+1, ..., From+Count-1 (mod the
+// run's bucket count).
+type BucketWindow struct{ From, Count int }
+
+// Contains reports whether bucket b of n lies in the window.
+func (w BucketWindow) Contains(b, n int) bool {
+	if n <= 0 || w.Count >= n {
+		return true
+	}
+	return ((b-w.From)%n+n)%n < w.Count
 }
 
 // Terminal reports whether the run has ended.
@@ -225,10 +244,25 @@ type StoredDiscrepancy struct {
 	RunID   string
 	Seq     int64
 	Created time.Time
-	// Resolved is set once a verified repair fixed it (MarkResolved).
+	// Resolved is set once a verified repair fixed it (MarkResolved) or a
+	// later SUCCEEDED run covering its record found it consistent
+	// (ResolveCovered).
 	Resolved bool
+	// ResolvedByRun is the run that found the record consistent (empty when
+	// a repair resolved it); ResolveTime and Resolution (ResolutionCleanRun,
+	// ResolutionRepair; empty for rows resolved before migration 0008) say
+	// when and how.
+	ResolvedByRun string
+	ResolveTime   time.Time
+	Resolution    string
 	Discrepancy
 }
+
+// How a discrepancy was resolved (discrepancy.resolution).
+const (
+	ResolutionCleanRun = "CLEAN_RUN"       // a later run covering the record found it consistent
+	ResolutionRepair   = "VERIFIED_REPAIR" // a verified repair fixed it
+)
 
 // DiscrepancyBatch is the number of discrepancies stored per statement.
 const DiscrepancyBatch = 1000
@@ -267,12 +301,28 @@ func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID 
 // Discrepancies lists a run's discrepancies by data_id after afterDataID,
 // optionally of one class.
 func (s *RunStore) Discrepancies(ctx context.Context, runID string, class Class, afterDataID int64, limit int) ([]StoredDiscrepancy, error) {
+	return s.ListDiscrepancies(ctx, runID, DiscrepancyFilter{Class: class}, afterDataID, limit)
+}
+
+// DiscrepancyFilter narrows ListDiscrepancies.
+type DiscrepancyFilter struct {
+	Class          Class // 0: any
+	UnresolvedOnly bool  // only those neither a repair nor a later run resolved
+}
+
+// ListDiscrepancies lists a run's discrepancies by data_id after
+// afterDataID, filtered by f.
+func (s *RunStore) ListDiscrepancies(ctx context.Context, runID string, f DiscrepancyFilter, afterDataID int64, limit int) ([]StoredDiscrepancy, error) {
 	q := `SELECT discrepancy_id, class, data_id, src_present, src_version, src_deleted, src_canonical,
-		dst_present, dst_version, dst_deleted, dst_canonical, create_time, resolved FROM discrepancy WHERE run_id = ? AND data_id > ?`
+		dst_present, dst_version, dst_deleted, dst_canonical, create_time, resolved, resolved_by_run, resolve_time, resolution
+		FROM discrepancy WHERE run_id = ? AND data_id > ?`
 	args := []any{runID, afterDataID}
-	if class != 0 {
+	if f.Class != 0 {
 		q += " AND class = ?"
-		args = append(args, class)
+		args = append(args, f.Class)
+	}
+	if f.UnresolvedOnly {
+		q += " AND resolved = 0"
 	}
 	q += " ORDER BY data_id LIMIT ?"
 	args = append(args, limit)
@@ -286,9 +336,13 @@ func (s *RunStore) Discrepancies(ctx context.Context, runID string, class Class,
 		var d StoredDiscrepancy
 		var sp, dp bool
 		var src, dst Record
+		var at sql.NullTime
 		if err := rows.Scan(&d.ID, &d.Class, &d.DataID, &sp, &src.Version, &src.Deleted, &src.Canonical,
-			&dp, &dst.Version, &dst.Deleted, &dst.Canonical, &d.Created, &d.Resolved); err != nil {
+			&dp, &dst.Version, &dst.Deleted, &dst.Canonical, &d.Created, &d.Resolved, &d.ResolvedByRun, &at, &d.Resolution); err != nil {
 			return nil, fmt.Errorf("listing discrepancies: %w", err)
+		}
+		if at.Valid {
+			d.ResolveTime = at.Time
 		}
 		d.RunID = runID
 		if sp {
@@ -315,7 +369,8 @@ func (s *RunStore) MarkResolved(ctx context.Context, ids []string) (int64, error
 		for j, id := range chunk {
 			args[j] = id
 		}
-		res, err := s.db.ExecContext(ctx, "UPDATE discrepancy SET resolved = 1 WHERE resolved = 0 AND discrepancy_id IN ("+inList(len(chunk))+")", args...)
+		res, err := s.db.ExecContext(ctx, "UPDATE discrepancy SET resolved = 1, resolve_time = ?, resolution = ? WHERE resolved = 0 AND discrepancy_id IN ("+
+			inList(len(chunk))+")", append([]any{time.Now().UTC(), ResolutionRepair}, args...)...)
 		if err != nil {
 			return n, fmt.Errorf("marking %d discrepancies resolved: %w", len(chunk), err)
 		}
@@ -326,4 +381,96 @@ func (s *RunStore) MarkResolved(ctx context.Context, ids []string) (int64, error
 		n += k
 	}
 	return n, nil
+}
+
+// Clears reports whether a run at depth that finds a record consistent
+// clears a discrepancy of class c: COUNTS proves no record right (matching
+// counts can hide a wrong version), VERSIONS clears every class but
+// CONTENT_MISMATCH, CONTENT clears every class.
+func Clears(depth Depth, c Class) bool {
+	switch {
+	case depth >= DepthContent:
+		return true
+	case depth == DepthVersions:
+		return c != ContentMismatch
+	}
+	return false
+}
+
+// UnresolvedKeys returns, in data_id order after afterDataID, at most limit
+// records of the campaign with an unresolved discrepancy of one of classes
+// stored before before.
+func (s *RunStore) UnresolvedKeys(ctx context.Context, detectID int64, classes []Class, before time.Time, afterDataID int64, limit int) ([]int64, error) {
+	if len(classes) == 0 {
+		return nil, nil
+	}
+	args := []any{detectID, afterDataID, before.UTC()}
+	for _, c := range classes {
+		args = append(args, c)
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT data_id FROM discrepancy WHERE detect_id = ? AND resolved = 0 AND data_id > ?
+		AND create_time < ? AND class IN (`+inList(len(classes))+`) ORDER BY data_id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("reading unresolved discrepancies of campaign %d: %w", detectID, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("reading unresolved discrepancies of campaign %d: %w", detectID, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// ResolveKeys marks resolved, as found consistent by run runID, the
+// unresolved discrepancies of the campaign's records ids of one of classes
+// stored before before, and returns how many changed (idempotent).
+func (s *RunStore) ResolveKeys(ctx context.Context, runID string, detectID int64, classes []Class, before time.Time, ids []int64) (int64, error) {
+	var n int64
+	now := time.Now().UTC()
+	for i := 0; i < len(ids); i += 500 {
+		chunk := ids[i:min(i+500, len(ids))]
+		args := []any{runID, now, ResolutionCleanRun, detectID, before.UTC()}
+		for _, c := range classes {
+			args = append(args, c)
+		}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		res, err := s.db.ExecContext(ctx, `UPDATE discrepancy SET resolved = 1, resolved_by_run = ?, resolve_time = ?, resolution = ?
+			WHERE detect_id = ? AND resolved = 0 AND create_time < ? AND class IN (`+inList(len(classes))+`) AND data_id IN (`+inList(len(chunk))+`)`, args...)
+		if err != nil {
+			return n, fmt.Errorf("resolving the discrepancies of %d records: %w", len(chunk), err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("resolving the discrepancies of %d records: %w", len(chunk), err)
+		}
+		n += k
+	}
+	return n, nil
+}
+
+// UnresolvedRecords counts, per class, the records with an unresolved
+// discrepancy in any run of any campaign (a record found by two runs counts
+// once).
+func (s *RunStore) UnresolvedRecords(ctx context.Context) (map[Class]int64, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT class, COUNT(DISTINCT data_id) FROM discrepancy WHERE resolved = 0 GROUP BY class")
+	if err != nil {
+		return nil, fmt.Errorf("counting unresolved discrepancies: %w", err)
+	}
+	defer rows.Close()
+	out := map[Class]int64{}
+	for rows.Next() {
+		var c Class
+		var n int64
+		if err := rows.Scan(&c, &n); err != nil {
+			return nil, fmt.Errorf("counting unresolved discrepancies: %w", err)
+		}
+		out[c] = n
+	}
+	return out, rows.Err()
 }
