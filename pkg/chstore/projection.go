@@ -31,10 +31,14 @@ type Projection struct {
 	cluster string // the ClickHouse cluster of a sharded projection; empty: one server
 	// nodes opens connections to single nodes of the cluster (WithNodes).
 	nodes *Options
+	// settings is the durable SETTINGS clause of inserts (durable.go).
+	settings *insertSettings
 }
 
 // NewProjection returns a Projection over conn (bound to the projection database).
-func NewProjection(conn driver.Conn) *Projection { return &Projection{conn: conn} }
+func NewProjection(conn driver.Conn) *Projection {
+	return &Projection{conn: conn, settings: &insertSettings{}}
+}
 
 // NewClusterProjection returns a Projection over conn, a connection to any
 // node of the ClickHouse cluster named cluster (docs/cluster.md), or to one
@@ -42,7 +46,7 @@ func NewProjection(conn driver.Conn) *Projection { return &Projection{conn: conn
 // (through the Distributed table of the same name); removals mutate the
 // shards' local tables ON CLUSTER.
 func NewClusterProjection(conn driver.Conn, cluster string) *Projection {
-	return &Projection{conn: conn, cluster: cluster}
+	return &Projection{conn: conn, cluster: cluster, settings: &insertSettings{}}
 }
 
 // WithNodes sets how p connects to one node of its cluster (o's database,
@@ -58,14 +62,15 @@ const insertVersions = `INSERT INTO fitness_result_versions
 	(detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit,
 	 is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms)`
 
-// Insert writes rows in one synchronous batch insert: when it returns nil,
-// ClickHouse has acknowledged every row. Inserting the same (data_id,
+// Insert writes rows in one synchronous batch insert (async inserts pinned
+// off where the server has them, see InsertSettings): when it returns nil,
+// ClickHouse has stored every row. Inserting the same (data_id,
 // version) again is harmless: current-state reads keep one row per record.
 func (p *Projection) Insert(ctx context.Context, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	b, err := p.conn.PrepareBatch(ctx, insertVersions)
+	b, err := p.prepareInsert(ctx, insertVersions)
 	if err != nil {
 		return fmt.Errorf("preparing insert of %d rows: %w", len(rows), err)
 	}
@@ -165,7 +170,7 @@ type DeadLetter struct {
 
 // InsertDeadLetter records a dead letter.
 func (p *Projection) InsertDeadLetter(ctx context.Context, d DeadLetter) error {
-	b, err := p.conn.PrepareBatch(ctx, "INSERT INTO dead_letters (dead_unix_ms, message_id, event_id, reason, payload)")
+	b, err := p.prepareInsert(ctx, "INSERT INTO dead_letters (dead_unix_ms, message_id, event_id, reason, payload)")
 	if err != nil {
 		return fmt.Errorf("recording dead letter: %w", err)
 	}

@@ -1224,8 +1224,9 @@ func chdbAssign(dst reflect.Value, v any) error {
 
 // ---------------------------------------------------------------- batch
 
-// insertRe matches what PrepareBatch accepts: INSERT INTO table [(columns)] [VALUES].
-var insertRe = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([^\s(]+)\s*(?:\((.*)\))?\s*(?:VALUES\s*)?;?\s*$`)
+// insertRe matches what PrepareBatch accepts: INSERT INTO table [(columns)]
+// [SETTINGS name = value, ...] [VALUES]; the settings are sent with the insert.
+var insertRe = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+([^\s(]+)\s*(?:\(([^)]*)\))?\s*(?:SETTINGS\s+(.+?))?\s*(?:VALUES\s*)?;?\s*$`)
 
 func (c *chdbConn) PrepareBatch(ctx context.Context, query string, _ ...driver.PrepareBatchOption) (driver.Batch, error) {
 	m := insertRe.FindStringSubmatch(query)
@@ -1264,7 +1265,7 @@ func (c *chdbConn) PrepareBatch(ctx context.Context, query string, _ ...driver.P
 			}
 		}
 	}
-	b := &chdbBatch{conn: c, ctx: ctx, table: table, names: names}
+	b := &chdbBatch{conn: c, ctx: ctx, table: table, names: names, settings: strings.TrimSpace(m[3])}
 	sc := &column.ServerContext{Timezone: chdbServerTZ}
 	for _, n := range names {
 		d, ok := descs[n]
@@ -1289,9 +1290,11 @@ type chdbBatch struct {
 	ctx   context.Context //nolint:containedctx // see above
 	table string
 	names []string
-	cols  []column.Interface
-	sent  bool
-	err   error
+	// settings is the statement's SETTINGS clause without the keyword ("" if none).
+	settings string
+	cols     []column.Interface
+	sent     bool
+	err      error
 }
 
 func (b *chdbBatch) Append(v ...any) error {
@@ -1394,7 +1397,12 @@ func (b *chdbBatch) insert() error {
 		keys[i] = string(k)
 		dateOnly[i] = innermostIsDate(string(col.Type()))
 	}
-	sb.WriteString(") FORMAT JSONEachRow\n")
+	sb.WriteString(")")
+	if b.settings != "" {
+		sb.WriteString(" SETTINGS ")
+		sb.WriteString(b.settings)
+	}
+	sb.WriteString(" FORMAT JSONEachRow\n")
 	for r := 0; r < n; r++ {
 		sb.WriteByte('{')
 		for i, col := range b.cols {
