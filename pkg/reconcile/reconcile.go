@@ -60,10 +60,23 @@ type Scope struct {
 	SchoolID  int64 // 0 = any
 }
 
-// where returns the SQL predicate and arguments shared by both sides.
+// Narrows reports whether the scope selects part of a campaign (a project
+// or a school).
+func (s Scope) Narrows() bool { return s.ProjectID != 0 || s.SchoolID != 0 }
+
+// Campaign returns the scope of the whole campaign of s.
+func (s Scope) Campaign() Scope { return Scope{DetectID: s.DetectID} }
+
+// where returns the SQL predicate and arguments shared by both sides. The
+// zero Scope (no campaign) selects every record: valid only for reads by id
+// (Side.Records with ids), the identity lookups of a removal.
 func (s Scope) where() (string, []any) {
-	conds := []string{"detect_id = ?"}
-	args := []any{s.DetectID}
+	var conds []string
+	var args []any
+	if s.DetectID != 0 {
+		conds = append(conds, "detect_id = ?")
+		args = append(args, s.DetectID)
+	}
 	if s.ProjectID != 0 {
 		conds = append(conds, "project_id = ?")
 		args = append(args, s.ProjectID)
@@ -71,6 +84,9 @@ func (s Scope) where() (string, []any) {
 	if s.SchoolID != 0 {
 		conds = append(conds, "school_id = ?")
 		args = append(args, s.SchoolID)
+	}
+	if len(conds) == 0 {
+		return "1 = 1", nil
 	}
 	return strings.Join(conds, " AND "), args
 }
@@ -89,6 +105,9 @@ type Record struct {
 	Deleted   bool
 	Digest    uint64
 	Canonical string
+	// DetectID and SchoolID say where the side holds the record (for
+	// messages naming it; the comparison uses Digest).
+	DetectID, SchoolID int64
 }
 
 // Side is one side of the comparison.
@@ -144,6 +163,73 @@ func Classify(src, dst *Record, depth Depth) (Class, bool) {
 		return ContentMismatch, true
 	}
 	return 0, false
+}
+
+// settleIdentity keeps a scope from deciding identity: a record a scoped
+// comparison (s narrows the campaign) found on one side only, MISSING_IN_TARGET
+// or UNEXPECTED_TARGET_RECORD, is looked up by id on the other side within the
+// whole campaign. Found there, it is classified against what that side holds,
+// at CONTENT depth whatever the run's depth: inside the scope on one side and
+// outside it on the other at the same version, its project or school differ,
+// which is wrong content (CONTENT_MISMATCH, repaired by a rebuild), never a
+// missing or unexpected record (a replay or a removal). A difference of version
+// or deletion state is classified as usual (STALE_TARGET_VERSION, ...).
+//
+// Identity is (campaign, data_id): the campaign is part of the projection's
+// sort key and never changes for a record. Removal goes further and refuses
+// what the source holds in any campaign (pkg/repair).
+func settleIdentity(ctx context.Context, src, dst Side, s Scope, ds []Discrepancy) ([]Discrepancy, error) {
+	if !s.Narrows() {
+		return ds, nil
+	}
+	var missing, unexpected []int64
+	for _, d := range ds {
+		switch d.Class {
+		case MissingInTarget:
+			missing = append(missing, d.DataID)
+		case UnexpectedTargetRecord:
+			unexpected = append(unexpected, d.DataID)
+		}
+	}
+	if len(missing)+len(unexpected) == 0 {
+		return ds, nil
+	}
+	var sr, tr map[int64]Record
+	var serr, terr error
+	both(func() {
+		if len(unexpected) > 0 {
+			sr, serr = src.Records(ctx, s.Campaign(), 0, nil, unexpected)
+		}
+	}, func() {
+		if len(missing) > 0 {
+			tr, terr = dst.Records(ctx, s.Campaign(), 0, nil, missing)
+		}
+	})
+	if serr != nil {
+		return nil, fmt.Errorf("source records outside the scope: %w", serr)
+	}
+	if terr != nil {
+		return nil, fmt.Errorf("target records outside the scope: %w", terr)
+	}
+	out := make([]Discrepancy, 0, len(ds))
+	for _, d := range ds {
+		found := false
+		if r, ok := tr[d.DataID]; ok && d.Class == MissingInTarget {
+			d.Target, found = &r, true
+		}
+		if r, ok := sr[d.DataID]; ok && d.Class == UnexpectedTargetRecord {
+			d.Source, found = &r, true
+		}
+		if found {
+			c, bad := Classify(d.Source, d.Target, DepthContent)
+			if !bad {
+				continue
+			}
+			d.Class = c
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // compareRecords classifies every id present on either side.
@@ -364,7 +450,11 @@ func drillInto(ctx context.Context, src, dst Side, s Scope, depth Depth, nBucket
 		if terr != nil {
 			return fmt.Errorf("target records: %w", terr)
 		}
-		if err := each(chunk, compareRecords(sr, tr, depth)); err != nil {
+		ds, err := settleIdentity(ctx, src, dst, s, compareRecords(sr, tr, depth))
+		if err != nil {
+			return err
+		}
+		if err := each(chunk, ds); err != nil {
 			return err
 		}
 	}
@@ -396,7 +486,11 @@ func Recheck(ctx context.Context, src, dst Side, s Scope, depth Depth, cands []D
 		if terr != nil {
 			return nil, fmt.Errorf("re-checking target: %w", terr)
 		}
-		out = append(out, compareRecords(sr, tr, depth)...)
+		ds, err := settleIdentity(ctx, src, dst, s, compareRecords(sr, tr, depth))
+		if err != nil {
+			return nil, fmt.Errorf("re-checking: %w", err)
+		}
+		out = append(out, ds...)
 	}
 	return out, nil
 }

@@ -125,10 +125,10 @@ func (m MySQLSource) records(ctx context.Context, s Scope, n int, buckets []int,
 	}
 	// deletion_log has fitness_result's columns and the same indexed
 	// (detect_id, bucket).
-	query := `SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `
+	query := `SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `, detect_id, school_id
 			FROM fitness_result WHERE ` + where + `
 		UNION ALL
-		SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `
+		SELECT data_id, version, is_deleted, content_digest, ` + canonical.MySQLString + `, detect_id, school_id
 			FROM deletion_log d WHERE ` + where + ` AND ` + notInFitnessResult
 	args = append(args, args...)
 	for i, db := range m.Shards {
@@ -138,7 +138,7 @@ func (m MySQLSource) records(ctx context.Context, s Scope, n int, buckets []int,
 		}
 		for rows.Next() {
 			var r Record
-			if err := rows.Scan(&r.DataID, &r.Version, &r.Deleted, &r.Digest, &r.Canonical); err != nil {
+			if err := rows.Scan(&r.DataID, &r.Version, &r.Deleted, &r.Digest, &r.Canonical, &r.DetectID, &r.SchoolID); err != nil {
 				rows.Close()
 				return fmt.Errorf("shard %d records: %w", i, err)
 			}
@@ -232,7 +232,7 @@ func (c ClickHouseTarget) records(ctx context.Context, s Scope, n int, buckets [
 			innerArgs = append(innerArgs, b)
 		}
 	}
-	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest, %s
+	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest, %s, detect_id, school_id
 		FROM (SELECT detect_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
 		      FROM %s FINAL WHERE detect_id = %d AND %s)
 		WHERE %s`, canonical.ClickHouseString, c.table(), s.DetectID, inner, where), append(innerArgs, args...)...)
@@ -243,7 +243,7 @@ func (c ClickHouseTarget) records(ctx context.Context, s Scope, n int, buckets [
 	for rows.Next() {
 		var r Record
 		var del uint8
-		if err := rows.Scan(&r.DataID, &r.Version, &del, &r.Digest, &r.Canonical); err != nil {
+		if err := rows.Scan(&r.DataID, &r.Version, &del, &r.Digest, &r.Canonical, &r.DetectID, &r.SchoolID); err != nil {
 			return fmt.Errorf("target records: %w", err)
 		}
 		r.Deleted = del == 1
