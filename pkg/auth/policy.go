@@ -24,6 +24,7 @@ var (
 		"/fitness.v1.ReconcileService/ListReconciliationRuns": RoleViewer,
 		"/fitness.v1.ReconcileService/WatchReconciliationRun": RoleViewer,
 		"/fitness.v1.ReconcileService/ListDiscrepancies":      RoleViewer,
+		"/fitness.v1.ReconcileService/ListCampaigns":          RoleViewer,
 	}
 	// RepairPolicy: reads viewer; planning, creating, verifying and
 	// cancelling repairs operator; approvals and everything about rebuilds

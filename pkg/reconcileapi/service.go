@@ -37,11 +37,27 @@ type Service struct {
 	camps  CampaignChecker
 	wg     sync.WaitGroup
 	poll   time.Duration
+	// sched and buckets serve ListCampaigns (nil: FAILED_PRECONDITION).
+	sched   *reconcile.ScheduleStore
+	buckets int
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithSchedule serves ListCampaigns from the schedule store, for runs of
+// buckets buckets.
+func WithSchedule(sched *reconcile.ScheduleStore, buckets int) Option {
+	return func(s *Service) { s.sched, s.buckets = sched, buckets }
 }
 
 // New returns the service; runs started through it live until base ends.
-func New(base context.Context, store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker) *Service {
-	return &Service{base: base, store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
+func New(base context.Context, store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker, opts ...Option) *Service {
+	s := &Service{base: base, store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Wait blocks until every background run has returned.
@@ -205,8 +221,8 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	if err != nil {
 		return nil, err
 	}
-	// A token is bound to the run and class it came from: another run's is refused.
-	scope := fmt.Sprintf("discrepancies|%s|%d", req.GetRunId(), req.GetClass())
+	// A token is bound to the run and filter it came from: another run's is refused.
+	scope := fmt.Sprintf("discrepancies|%s|%d|%t", req.GetRunId(), req.GetClass(), req.GetUnresolvedOnly())
 	after, err := paging.Decode(req.GetPageToken(), scope)
 	if err != nil {
 		return nil, err
@@ -215,7 +231,8 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	if err != nil {
 		return nil, internal(err)
 	}
-	ds, err := s.store.Discrepancies(ctx, req.GetRunId(), reconcile.Class(req.GetClass()), after, size+1)
+	ds, err := s.store.ListDiscrepancies(ctx, req.GetRunId(), reconcile.DiscrepancyFilter{Class: reconcile.Class(req.GetClass()),
+		UnresolvedOnly: req.GetUnresolvedOnly()}, after, size+1)
 	if err != nil {
 		return nil, internal(err)
 	}
@@ -231,9 +248,64 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 		return &fitnessv1.RecordSide{Present: true, Version: r.Version, IsDeleted: r.Deleted, Canonical: r.Canonical}
 	}
 	for _, d := range ds {
-		resp.Discrepancies = append(resp.Discrepancies, &fitnessv1.Discrepancy{
+		p := &fitnessv1.Discrepancy{
 			DiscrepancyId: d.ID, RunId: d.RunID, Class: fitnessv1.DiscrepancyClass(d.Class), DataId: d.DataID, DetectId: run.Scope.DetectID,
 			Source: side(d.Source), Target: side(d.Target), CreateTime: timestamppb.New(d.Created), Resolved: d.Resolved,
+			ResolvedByRunId: d.ResolvedByRun, Resolution: resolution(d.Resolution),
+		}
+		if !d.ResolveTime.IsZero() {
+			p.ResolveTime = timestamppb.New(d.ResolveTime)
+		}
+		resp.Discrepancies = append(resp.Discrepancies, p)
+	}
+	return resp, nil
+}
+
+func resolution(s string) fitnessv1.DiscrepancyResolution {
+	switch s {
+	case reconcile.ResolutionCleanRun:
+		return fitnessv1.DiscrepancyResolution_DISCREPANCY_RESOLUTION_CLEAN_RUN
+	case reconcile.ResolutionRepair:
+		return fitnessv1.DiscrepancyResolution_DISCREPANCY_RESOLUTION_VERIFIED_REPAIR
+	}
+	return fitnessv1.DiscrepancyResolution_DISCREPANCY_RESOLUTION_UNSPECIFIED
+}
+
+// ListCampaigns implements fitness.v1.ReconcileService.
+func (s *Service) ListCampaigns(ctx context.Context, req *fitnessv1.ListCampaignsRequest) (*fitnessv1.ListCampaignsResponse, error) {
+	if s.sched == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this server keeps no reconciliation schedule")
+	}
+	size, err := paging.Size(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	const scope = "campaigns"
+	after, err := paging.Decode(req.GetPageToken(), scope)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := s.sched.List(ctx, s.buckets, after, size+1)
+	if err != nil {
+		return nil, internal(err)
+	}
+	resp := &fitnessv1.ListCampaignsResponse{}
+	if len(cs) > size {
+		cs = cs[:size]
+		resp.NextPageToken = paging.Encode(scope, cs[size-1].DetectID)
+	}
+	ts := func(t time.Time) *timestamppb.Timestamp {
+		if t.IsZero() {
+			return nil
+		}
+		return timestamppb.New(t)
+	}
+	for _, c := range cs {
+		resp.Campaigns = append(resp.Campaigns, &fitnessv1.CampaignSchedule{
+			DetectId: c.DetectID, FirstSeenTime: ts(c.FirstSeen), LastCleanRunId: c.LastCleanRunID, LastCleanTime: ts(c.LastClean),
+			LastCleanRevision: c.LastCleanRevision, LastRunId: c.LastRunID, LastRunTime: ts(c.LastRun), SampleCursor: int32(c.SampleCursor),
+			LastSampleTime: ts(c.LastSample), CheckedBuckets: int32(c.CheckedBuckets), BucketsTotal: int32(s.buckets),
+			OldestCheckTime: ts(c.OldestUnchecked(s.buckets)),
 		})
 	}
 	return resp, nil

@@ -228,6 +228,60 @@ func (DiscrepancyClass) EnumDescriptor() ([]byte, []int) {
 	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{2}
 }
 
+// DiscrepancyResolution says how a discrepancy was resolved.
+type DiscrepancyResolution int32
+
+const (
+	// Not resolved, or resolved before resolutions were recorded.
+	DiscrepancyResolution_DISCREPANCY_RESOLUTION_UNSPECIFIED DiscrepancyResolution = 0
+	// A later SUCCEEDED run whose scope and depth cover the record found it
+	// consistent (resolved_by_run_id names it).
+	DiscrepancyResolution_DISCREPANCY_RESOLUTION_CLEAN_RUN DiscrepancyResolution = 1
+	// A verified repair fixed it.
+	DiscrepancyResolution_DISCREPANCY_RESOLUTION_VERIFIED_REPAIR DiscrepancyResolution = 2
+)
+
+// Enum value maps for DiscrepancyResolution.
+var (
+	DiscrepancyResolution_name = map[int32]string{
+		0: "DISCREPANCY_RESOLUTION_UNSPECIFIED",
+		1: "DISCREPANCY_RESOLUTION_CLEAN_RUN",
+		2: "DISCREPANCY_RESOLUTION_VERIFIED_REPAIR",
+	}
+	DiscrepancyResolution_value = map[string]int32{
+		"DISCREPANCY_RESOLUTION_UNSPECIFIED":     0,
+		"DISCREPANCY_RESOLUTION_CLEAN_RUN":       1,
+		"DISCREPANCY_RESOLUTION_VERIFIED_REPAIR": 2,
+	}
+)
+
+func (x DiscrepancyResolution) Enum() *DiscrepancyResolution {
+	p := new(DiscrepancyResolution)
+	*p = x
+	return p
+}
+
+func (x DiscrepancyResolution) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DiscrepancyResolution) Descriptor() protoreflect.EnumDescriptor {
+	return file_fitness_v1_reconcile_proto_enumTypes[3].Descriptor()
+}
+
+func (DiscrepancyResolution) Type() protoreflect.EnumType {
+	return &file_fitness_v1_reconcile_proto_enumTypes[3]
+}
+
+func (x DiscrepancyResolution) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DiscrepancyResolution.Descriptor instead.
+func (DiscrepancyResolution) EnumDescriptor() ([]byte, []int) {
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{3}
+}
+
 // ReconcileScope selects what a run compares.
 type ReconcileScope struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -653,8 +707,18 @@ type Discrepancy struct {
 	Target *RecordSide `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"`
 	// When it was confirmed (after the grace period and the boundary wait).
 	CreateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
-	// Whether a verified repair resolved it.
-	Resolved      bool `protobuf:"varint,9,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	// Whether it is resolved: a verified repair fixed it, or a later
+	// SUCCEEDED run covering the record (its scope, and a depth that compares
+	// what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
+	Resolved bool `protobuf:"varint,9,opt,name=resolved,proto3" json:"resolved,omitempty"`
+	// The run that found the record consistent; empty unless resolution is
+	// CLEAN_RUN.
+	ResolvedByRunId string `protobuf:"bytes,10,opt,name=resolved_by_run_id,json=resolvedByRunId,proto3" json:"resolved_by_run_id,omitempty"`
+	// When it was resolved; unset while unresolved (and for discrepancies
+	// resolved before resolution times were recorded).
+	ResolveTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=resolve_time,json=resolveTime,proto3" json:"resolve_time,omitempty"`
+	// How it was resolved.
+	Resolution    DiscrepancyResolution `protobuf:"varint,12,opt,name=resolution,proto3,enum=fitness.v1.DiscrepancyResolution" json:"resolution,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -750,6 +814,27 @@ func (x *Discrepancy) GetResolved() bool {
 		return x.Resolved
 	}
 	return false
+}
+
+func (x *Discrepancy) GetResolvedByRunId() string {
+	if x != nil {
+		return x.ResolvedByRunId
+	}
+	return ""
+}
+
+func (x *Discrepancy) GetResolveTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ResolveTime
+	}
+	return nil
+}
+
+func (x *Discrepancy) GetResolution() DiscrepancyResolution {
+	if x != nil {
+		return x.Resolution
+	}
+	return DiscrepancyResolution_DISCREPANCY_RESOLUTION_UNSPECIFIED
 }
 
 // Request message for ReconcileService.StartReconciliationRun.
@@ -1175,9 +1260,12 @@ type ListDiscrepanciesRequest struct {
 	// Maximum entries per page (default 100, at most 1000).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// Token from a previous response; empty for the first page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only the unresolved ones (neither a verified repair nor a later clean
+	// run resolved them).
+	UnresolvedOnly bool `protobuf:"varint,5,opt,name=unresolved_only,json=unresolvedOnly,proto3" json:"unresolved_only,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListDiscrepanciesRequest) Reset() {
@@ -1238,6 +1326,13 @@ func (x *ListDiscrepanciesRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListDiscrepanciesRequest) GetUnresolvedOnly() bool {
+	if x != nil {
+		return x.UnresolvedOnly
+	}
+	return false
+}
+
 // Response message for ReconcileService.ListDiscrepancies.
 type ListDiscrepanciesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1293,6 +1388,264 @@ func (x *ListDiscrepanciesResponse) GetNextPageToken() string {
 	return ""
 }
 
+// CampaignSchedule is one campaign in the reconciliation schedule.
+type CampaignSchedule struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The campaign.
+	DetectId int64 `protobuf:"varint,1,opt,name=detect_id,json=detectId,proto3" json:"detect_id,omitempty"`
+	// When the scheduler first saw the campaign on the shards.
+	FirstSeenTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=first_seen_time,json=firstSeenTime,proto3" json:"first_seen_time,omitempty"`
+	// The last clean scheduled run of the whole campaign (SUCCEEDED, no
+	// discrepancy); empty when none was clean.
+	LastCleanRunId string `protobuf:"bytes,3,opt,name=last_clean_run_id,json=lastCleanRunId,proto3" json:"last_clean_run_id,omitempty"`
+	// When that run ended; unset when none.
+	LastCleanTime *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_clean_time,json=lastCleanTime,proto3" json:"last_clean_time,omitempty"`
+	// The campaign revision read before that run started; -1 when none. A
+	// campaign whose revision moved since is compared again at the next cycle.
+	LastCleanRevision int64 `protobuf:"varint,5,opt,name=last_clean_revision,json=lastCleanRevision,proto3" json:"last_clean_revision,omitempty"`
+	// The last whole-campaign run the scheduler started; empty when none.
+	LastRunId string `protobuf:"bytes,6,opt,name=last_run_id,json=lastRunId,proto3" json:"last_run_id,omitempty"`
+	// When that run ended; unset when none.
+	LastRunTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_run_time,json=lastRunTime,proto3" json:"last_run_time,omitempty"`
+	// The first bucket of the next CONTENT sample.
+	SampleCursor int32 `protobuf:"varint,8,opt,name=sample_cursor,json=sampleCursor,proto3" json:"sample_cursor,omitempty"`
+	// When the last CONTENT sample ended; unset when none.
+	LastSampleTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=last_sample_time,json=lastSampleTime,proto3" json:"last_sample_time,omitempty"`
+	// Buckets ever compared at CONTENT depth, of buckets_total.
+	CheckedBuckets int32 `protobuf:"varint,10,opt,name=checked_buckets,json=checkedBuckets,proto3" json:"checked_buckets,omitempty"`
+	// Buckets per comparison.
+	BucketsTotal int32 `protobuf:"varint,11,opt,name=buckets_total,json=bucketsTotal,proto3" json:"buckets_total,omitempty"`
+	// When the bucket compared longest ago at CONTENT depth was compared;
+	// first_seen_time while some bucket never was.
+	OldestCheckTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=oldest_check_time,json=oldestCheckTime,proto3" json:"oldest_check_time,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *CampaignSchedule) Reset() {
+	*x = CampaignSchedule{}
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CampaignSchedule) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CampaignSchedule) ProtoMessage() {}
+
+func (x *CampaignSchedule) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CampaignSchedule.ProtoReflect.Descriptor instead.
+func (*CampaignSchedule) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CampaignSchedule) GetDetectId() int64 {
+	if x != nil {
+		return x.DetectId
+	}
+	return 0
+}
+
+func (x *CampaignSchedule) GetFirstSeenTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FirstSeenTime
+	}
+	return nil
+}
+
+func (x *CampaignSchedule) GetLastCleanRunId() string {
+	if x != nil {
+		return x.LastCleanRunId
+	}
+	return ""
+}
+
+func (x *CampaignSchedule) GetLastCleanTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastCleanTime
+	}
+	return nil
+}
+
+func (x *CampaignSchedule) GetLastCleanRevision() int64 {
+	if x != nil {
+		return x.LastCleanRevision
+	}
+	return 0
+}
+
+func (x *CampaignSchedule) GetLastRunId() string {
+	if x != nil {
+		return x.LastRunId
+	}
+	return ""
+}
+
+func (x *CampaignSchedule) GetLastRunTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastRunTime
+	}
+	return nil
+}
+
+func (x *CampaignSchedule) GetSampleCursor() int32 {
+	if x != nil {
+		return x.SampleCursor
+	}
+	return 0
+}
+
+func (x *CampaignSchedule) GetLastSampleTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSampleTime
+	}
+	return nil
+}
+
+func (x *CampaignSchedule) GetCheckedBuckets() int32 {
+	if x != nil {
+		return x.CheckedBuckets
+	}
+	return 0
+}
+
+func (x *CampaignSchedule) GetBucketsTotal() int32 {
+	if x != nil {
+		return x.BucketsTotal
+	}
+	return 0
+}
+
+func (x *CampaignSchedule) GetOldestCheckTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OldestCheckTime
+	}
+	return nil
+}
+
+// Request message for ReconcileService.ListCampaigns.
+type ListCampaignsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Maximum campaigns per page (default 100, at most 1000).
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// Token from a previous response; empty for the first page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCampaignsRequest) Reset() {
+	*x = ListCampaignsRequest{}
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCampaignsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCampaignsRequest) ProtoMessage() {}
+
+func (x *ListCampaignsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCampaignsRequest.ProtoReflect.Descriptor instead.
+func (*ListCampaignsRequest) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListCampaignsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListCampaignsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// Response message for ReconcileService.ListCampaigns.
+type ListCampaignsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Campaigns ordered by detect_id.
+	Campaigns []*CampaignSchedule `protobuf:"bytes,1,rep,name=campaigns,proto3" json:"campaigns,omitempty"`
+	// Token for the next page; empty on the last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCampaignsResponse) Reset() {
+	*x = ListCampaignsResponse{}
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCampaignsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCampaignsResponse) ProtoMessage() {}
+
+func (x *ListCampaignsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fitness_v1_reconcile_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCampaignsResponse.ProtoReflect.Descriptor instead.
+func (*ListCampaignsResponse) Descriptor() ([]byte, []int) {
+	return file_fitness_v1_reconcile_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListCampaignsResponse) GetCampaigns() []*CampaignSchedule {
+	if x != nil {
+		return x.Campaigns
+	}
+	return nil
+}
+
+func (x *ListCampaignsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 var File_fitness_v1_reconcile_proto protoreflect.FileDescriptor
 
 const file_fitness_v1_reconcile_proto_rawDesc = "" +
@@ -1336,7 +1689,7 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\x03R\aversion\x12\x1d\n" +
 	"\n" +
 	"is_deleted\x18\x03 \x01(\bR\tisDeleted\x12\x1c\n" +
-	"\tcanonical\x18\x04 \x01(\tR\tcanonical\"\xee\x02\n" +
+	"\tcanonical\x18\x04 \x01(\tR\tcanonical\"\x9d\x04\n" +
 	"\vDiscrepancy\x12%\n" +
 	"\x0ediscrepancy_id\x18\x01 \x01(\tR\rdiscrepancyId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x122\n" +
@@ -1347,7 +1700,13 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"\x06target\x18\a \x01(\v2\x16.fitness.v1.RecordSideR\x06target\x12;\n" +
 	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12\x1a\n" +
-	"\bresolved\x18\t \x01(\bR\bresolved\"\xa4\x01\n" +
+	"\bresolved\x18\t \x01(\bR\bresolved\x12+\n" +
+	"\x12resolved_by_run_id\x18\n" +
+	" \x01(\tR\x0fresolvedByRunId\x12=\n" +
+	"\fresolve_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\x12A\n" +
+	"\n" +
+	"resolution\x18\f \x01(\x0e2!.fitness.v1.DiscrepancyResolutionR\n" +
+	"resolution\"\xa4\x01\n" +
 	"\x1dStartReconciliationRunRequest\x120\n" +
 	"\x05scope\x18\x01 \x01(\v2\x1a.fitness.v1.ReconcileScopeR\x05scope\x120\n" +
 	"\x05depth\x18\x02 \x01(\x0e2\x1a.fitness.v1.ReconcileDepthR\x05depth\x12\x1f\n" +
@@ -1370,15 +1729,37 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"\x1dWatchReconciliationRunRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\"Q\n" +
 	"\x1eWatchReconciliationRunResponse\x12/\n" +
-	"\x03run\x18\x01 \x01(\v2\x1d.fitness.v1.ReconciliationRunR\x03run\"\xa1\x01\n" +
+	"\x03run\x18\x01 \x01(\v2\x1d.fitness.v1.ReconciliationRunR\x03run\"\xca\x01\n" +
 	"\x18ListDiscrepanciesRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x122\n" +
 	"\x05class\x18\x02 \x01(\x0e2\x1c.fitness.v1.DiscrepancyClassR\x05class\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"\x82\x01\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12'\n" +
+	"\x0funresolved_only\x18\x05 \x01(\bR\x0eunresolvedOnly\"\x82\x01\n" +
 	"\x19ListDiscrepanciesResponse\x12=\n" +
 	"\rdiscrepancies\x18\x01 \x03(\v2\x17.fitness.v1.DiscrepancyR\rdiscrepancies\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xf3\x04\n" +
+	"\x10CampaignSchedule\x12\x1b\n" +
+	"\tdetect_id\x18\x01 \x01(\x03R\bdetectId\x12B\n" +
+	"\x0ffirst_seen_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\rfirstSeenTime\x12)\n" +
+	"\x11last_clean_run_id\x18\x03 \x01(\tR\x0elastCleanRunId\x12B\n" +
+	"\x0flast_clean_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\rlastCleanTime\x12.\n" +
+	"\x13last_clean_revision\x18\x05 \x01(\x03R\x11lastCleanRevision\x12\x1e\n" +
+	"\vlast_run_id\x18\x06 \x01(\tR\tlastRunId\x12>\n" +
+	"\rlast_run_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\vlastRunTime\x12#\n" +
+	"\rsample_cursor\x18\b \x01(\x05R\fsampleCursor\x12D\n" +
+	"\x10last_sample_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x0elastSampleTime\x12'\n" +
+	"\x0fchecked_buckets\x18\n" +
+	" \x01(\x05R\x0echeckedBuckets\x12#\n" +
+	"\rbuckets_total\x18\v \x01(\x05R\fbucketsTotal\x12F\n" +
+	"\x11oldest_check_time\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x0foldestCheckTime\"R\n" +
+	"\x14ListCampaignsRequest\x12\x1b\n" +
+	"\tpage_size\x18\x01 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tR\tpageToken\"{\n" +
+	"\x15ListCampaignsResponse\x12:\n" +
+	"\tcampaigns\x18\x01 \x03(\v2\x1c.fitness.v1.CampaignScheduleR\tcampaigns\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\x88\x01\n" +
 	"\x0eReconcileDepth\x12\x1f\n" +
 	"\x1bRECONCILE_DEPTH_UNSPECIFIED\x10\x00\x12\x1a\n" +
@@ -1401,13 +1782,18 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"&DISCREPANCY_CLASS_DELETION_NOT_APPLIED\x10\x03\x12&\n" +
 	"\"DISCREPANCY_CLASS_CONTENT_MISMATCH\x10\x04\x12.\n" +
 	"*DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD\x10\x05\x12,\n" +
-	"(DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE\x10\x062\xb4\x04\n" +
+	"(DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE\x10\x06*\x91\x01\n" +
+	"\x15DiscrepancyResolution\x12&\n" +
+	"\"DISCREPANCY_RESOLUTION_UNSPECIFIED\x10\x00\x12$\n" +
+	" DISCREPANCY_RESOLUTION_CLEAN_RUN\x10\x01\x12*\n" +
+	"&DISCREPANCY_RESOLUTION_VERIFIED_REPAIR\x10\x022\x8a\x05\n" +
 	"\x10ReconcileService\x12o\n" +
 	"\x16StartReconciliationRun\x12).fitness.v1.StartReconciliationRunRequest\x1a*.fitness.v1.StartReconciliationRunResponse\x12i\n" +
 	"\x14GetReconciliationRun\x12'.fitness.v1.GetReconciliationRunRequest\x1a(.fitness.v1.GetReconciliationRunResponse\x12o\n" +
 	"\x16ListReconciliationRuns\x12).fitness.v1.ListReconciliationRunsRequest\x1a*.fitness.v1.ListReconciliationRunsResponse\x12q\n" +
 	"\x16WatchReconciliationRun\x12).fitness.v1.WatchReconciliationRunRequest\x1a*.fitness.v1.WatchReconciliationRunResponse0\x01\x12`\n" +
-	"\x11ListDiscrepancies\x12$.fitness.v1.ListDiscrepanciesRequest\x1a%.fitness.v1.ListDiscrepanciesResponseB\xa4\x01\n" +
+	"\x11ListDiscrepancies\x12$.fitness.v1.ListDiscrepanciesRequest\x1a%.fitness.v1.ListDiscrepanciesResponse\x12T\n" +
+	"\rListCampaigns\x12 .fitness.v1.ListCampaignsRequest\x1a!.fitness.v1.ListCampaignsResponseB\xa4\x01\n" +
 	"\x0ecom.fitness.v1B\x0eReconcileProtoP\x01Z9github.com/resultsync/resultsync/gen/fitness/v1;fitnessv1\xa2\x02\x03FXX\xaa\x02\n" +
 	"Fitness.V1\xca\x02\n" +
 	"Fitness\\V1\xe2\x02\x16Fitness\\V1\\GPBMetadata\xea\x02\vFitness::V1b\x06proto3"
@@ -1424,65 +1810,79 @@ func file_fitness_v1_reconcile_proto_rawDescGZIP() []byte {
 	return file_fitness_v1_reconcile_proto_rawDescData
 }
 
-var file_fitness_v1_reconcile_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_fitness_v1_reconcile_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_fitness_v1_reconcile_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_fitness_v1_reconcile_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_fitness_v1_reconcile_proto_goTypes = []any{
 	(ReconcileDepth)(0),                    // 0: fitness.v1.ReconcileDepth
 	(RunState)(0),                          // 1: fitness.v1.RunState
 	(DiscrepancyClass)(0),                  // 2: fitness.v1.DiscrepancyClass
-	(*ReconcileScope)(nil),                 // 3: fitness.v1.ReconcileScope
-	(*ReconciliationRun)(nil),              // 4: fitness.v1.ReconciliationRun
-	(*RunShard)(nil),                       // 5: fitness.v1.RunShard
-	(*RecordSide)(nil),                     // 6: fitness.v1.RecordSide
-	(*Discrepancy)(nil),                    // 7: fitness.v1.Discrepancy
-	(*StartReconciliationRunRequest)(nil),  // 8: fitness.v1.StartReconciliationRunRequest
-	(*StartReconciliationRunResponse)(nil), // 9: fitness.v1.StartReconciliationRunResponse
-	(*GetReconciliationRunRequest)(nil),    // 10: fitness.v1.GetReconciliationRunRequest
-	(*GetReconciliationRunResponse)(nil),   // 11: fitness.v1.GetReconciliationRunResponse
-	(*ListReconciliationRunsRequest)(nil),  // 12: fitness.v1.ListReconciliationRunsRequest
-	(*ListReconciliationRunsResponse)(nil), // 13: fitness.v1.ListReconciliationRunsResponse
-	(*WatchReconciliationRunRequest)(nil),  // 14: fitness.v1.WatchReconciliationRunRequest
-	(*WatchReconciliationRunResponse)(nil), // 15: fitness.v1.WatchReconciliationRunResponse
-	(*ListDiscrepanciesRequest)(nil),       // 16: fitness.v1.ListDiscrepanciesRequest
-	(*ListDiscrepanciesResponse)(nil),      // 17: fitness.v1.ListDiscrepanciesResponse
-	(*timestamppb.Timestamp)(nil),          // 18: google.protobuf.Timestamp
+	(DiscrepancyResolution)(0),             // 3: fitness.v1.DiscrepancyResolution
+	(*ReconcileScope)(nil),                 // 4: fitness.v1.ReconcileScope
+	(*ReconciliationRun)(nil),              // 5: fitness.v1.ReconciliationRun
+	(*RunShard)(nil),                       // 6: fitness.v1.RunShard
+	(*RecordSide)(nil),                     // 7: fitness.v1.RecordSide
+	(*Discrepancy)(nil),                    // 8: fitness.v1.Discrepancy
+	(*StartReconciliationRunRequest)(nil),  // 9: fitness.v1.StartReconciliationRunRequest
+	(*StartReconciliationRunResponse)(nil), // 10: fitness.v1.StartReconciliationRunResponse
+	(*GetReconciliationRunRequest)(nil),    // 11: fitness.v1.GetReconciliationRunRequest
+	(*GetReconciliationRunResponse)(nil),   // 12: fitness.v1.GetReconciliationRunResponse
+	(*ListReconciliationRunsRequest)(nil),  // 13: fitness.v1.ListReconciliationRunsRequest
+	(*ListReconciliationRunsResponse)(nil), // 14: fitness.v1.ListReconciliationRunsResponse
+	(*WatchReconciliationRunRequest)(nil),  // 15: fitness.v1.WatchReconciliationRunRequest
+	(*WatchReconciliationRunResponse)(nil), // 16: fitness.v1.WatchReconciliationRunResponse
+	(*ListDiscrepanciesRequest)(nil),       // 17: fitness.v1.ListDiscrepanciesRequest
+	(*ListDiscrepanciesResponse)(nil),      // 18: fitness.v1.ListDiscrepanciesResponse
+	(*CampaignSchedule)(nil),               // 19: fitness.v1.CampaignSchedule
+	(*ListCampaignsRequest)(nil),           // 20: fitness.v1.ListCampaignsRequest
+	(*ListCampaignsResponse)(nil),          // 21: fitness.v1.ListCampaignsResponse
+	(*timestamppb.Timestamp)(nil),          // 22: google.protobuf.Timestamp
 }
 var file_fitness_v1_reconcile_proto_depIdxs = []int32{
-	3,  // 0: fitness.v1.ReconciliationRun.scope:type_name -> fitness.v1.ReconcileScope
+	4,  // 0: fitness.v1.ReconciliationRun.scope:type_name -> fitness.v1.ReconcileScope
 	0,  // 1: fitness.v1.ReconciliationRun.depth:type_name -> fitness.v1.ReconcileDepth
 	1,  // 2: fitness.v1.ReconciliationRun.state:type_name -> fitness.v1.RunState
-	18, // 3: fitness.v1.ReconciliationRun.create_time:type_name -> google.protobuf.Timestamp
-	18, // 4: fitness.v1.ReconciliationRun.end_time:type_name -> google.protobuf.Timestamp
-	5,  // 5: fitness.v1.ReconciliationRun.shards:type_name -> fitness.v1.RunShard
-	18, // 6: fitness.v1.RunShard.boundary_time:type_name -> google.protobuf.Timestamp
-	18, // 7: fitness.v1.RunShard.applied_time:type_name -> google.protobuf.Timestamp
+	22, // 3: fitness.v1.ReconciliationRun.create_time:type_name -> google.protobuf.Timestamp
+	22, // 4: fitness.v1.ReconciliationRun.end_time:type_name -> google.protobuf.Timestamp
+	6,  // 5: fitness.v1.ReconciliationRun.shards:type_name -> fitness.v1.RunShard
+	22, // 6: fitness.v1.RunShard.boundary_time:type_name -> google.protobuf.Timestamp
+	22, // 7: fitness.v1.RunShard.applied_time:type_name -> google.protobuf.Timestamp
 	2,  // 8: fitness.v1.Discrepancy.class:type_name -> fitness.v1.DiscrepancyClass
-	6,  // 9: fitness.v1.Discrepancy.source:type_name -> fitness.v1.RecordSide
-	6,  // 10: fitness.v1.Discrepancy.target:type_name -> fitness.v1.RecordSide
-	18, // 11: fitness.v1.Discrepancy.create_time:type_name -> google.protobuf.Timestamp
-	3,  // 12: fitness.v1.StartReconciliationRunRequest.scope:type_name -> fitness.v1.ReconcileScope
-	0,  // 13: fitness.v1.StartReconciliationRunRequest.depth:type_name -> fitness.v1.ReconcileDepth
-	4,  // 14: fitness.v1.StartReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
-	4,  // 15: fitness.v1.GetReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
-	4,  // 16: fitness.v1.ListReconciliationRunsResponse.runs:type_name -> fitness.v1.ReconciliationRun
-	4,  // 17: fitness.v1.WatchReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
-	2,  // 18: fitness.v1.ListDiscrepanciesRequest.class:type_name -> fitness.v1.DiscrepancyClass
-	7,  // 19: fitness.v1.ListDiscrepanciesResponse.discrepancies:type_name -> fitness.v1.Discrepancy
-	8,  // 20: fitness.v1.ReconcileService.StartReconciliationRun:input_type -> fitness.v1.StartReconciliationRunRequest
-	10, // 21: fitness.v1.ReconcileService.GetReconciliationRun:input_type -> fitness.v1.GetReconciliationRunRequest
-	12, // 22: fitness.v1.ReconcileService.ListReconciliationRuns:input_type -> fitness.v1.ListReconciliationRunsRequest
-	14, // 23: fitness.v1.ReconcileService.WatchReconciliationRun:input_type -> fitness.v1.WatchReconciliationRunRequest
-	16, // 24: fitness.v1.ReconcileService.ListDiscrepancies:input_type -> fitness.v1.ListDiscrepanciesRequest
-	9,  // 25: fitness.v1.ReconcileService.StartReconciliationRun:output_type -> fitness.v1.StartReconciliationRunResponse
-	11, // 26: fitness.v1.ReconcileService.GetReconciliationRun:output_type -> fitness.v1.GetReconciliationRunResponse
-	13, // 27: fitness.v1.ReconcileService.ListReconciliationRuns:output_type -> fitness.v1.ListReconciliationRunsResponse
-	15, // 28: fitness.v1.ReconcileService.WatchReconciliationRun:output_type -> fitness.v1.WatchReconciliationRunResponse
-	17, // 29: fitness.v1.ReconcileService.ListDiscrepancies:output_type -> fitness.v1.ListDiscrepanciesResponse
-	25, // [25:30] is the sub-list for method output_type
-	20, // [20:25] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	7,  // 9: fitness.v1.Discrepancy.source:type_name -> fitness.v1.RecordSide
+	7,  // 10: fitness.v1.Discrepancy.target:type_name -> fitness.v1.RecordSide
+	22, // 11: fitness.v1.Discrepancy.create_time:type_name -> google.protobuf.Timestamp
+	22, // 12: fitness.v1.Discrepancy.resolve_time:type_name -> google.protobuf.Timestamp
+	3,  // 13: fitness.v1.Discrepancy.resolution:type_name -> fitness.v1.DiscrepancyResolution
+	4,  // 14: fitness.v1.StartReconciliationRunRequest.scope:type_name -> fitness.v1.ReconcileScope
+	0,  // 15: fitness.v1.StartReconciliationRunRequest.depth:type_name -> fitness.v1.ReconcileDepth
+	5,  // 16: fitness.v1.StartReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
+	5,  // 17: fitness.v1.GetReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
+	5,  // 18: fitness.v1.ListReconciliationRunsResponse.runs:type_name -> fitness.v1.ReconciliationRun
+	5,  // 19: fitness.v1.WatchReconciliationRunResponse.run:type_name -> fitness.v1.ReconciliationRun
+	2,  // 20: fitness.v1.ListDiscrepanciesRequest.class:type_name -> fitness.v1.DiscrepancyClass
+	8,  // 21: fitness.v1.ListDiscrepanciesResponse.discrepancies:type_name -> fitness.v1.Discrepancy
+	22, // 22: fitness.v1.CampaignSchedule.first_seen_time:type_name -> google.protobuf.Timestamp
+	22, // 23: fitness.v1.CampaignSchedule.last_clean_time:type_name -> google.protobuf.Timestamp
+	22, // 24: fitness.v1.CampaignSchedule.last_run_time:type_name -> google.protobuf.Timestamp
+	22, // 25: fitness.v1.CampaignSchedule.last_sample_time:type_name -> google.protobuf.Timestamp
+	22, // 26: fitness.v1.CampaignSchedule.oldest_check_time:type_name -> google.protobuf.Timestamp
+	19, // 27: fitness.v1.ListCampaignsResponse.campaigns:type_name -> fitness.v1.CampaignSchedule
+	9,  // 28: fitness.v1.ReconcileService.StartReconciliationRun:input_type -> fitness.v1.StartReconciliationRunRequest
+	11, // 29: fitness.v1.ReconcileService.GetReconciliationRun:input_type -> fitness.v1.GetReconciliationRunRequest
+	13, // 30: fitness.v1.ReconcileService.ListReconciliationRuns:input_type -> fitness.v1.ListReconciliationRunsRequest
+	15, // 31: fitness.v1.ReconcileService.WatchReconciliationRun:input_type -> fitness.v1.WatchReconciliationRunRequest
+	17, // 32: fitness.v1.ReconcileService.ListDiscrepancies:input_type -> fitness.v1.ListDiscrepanciesRequest
+	20, // 33: fitness.v1.ReconcileService.ListCampaigns:input_type -> fitness.v1.ListCampaignsRequest
+	10, // 34: fitness.v1.ReconcileService.StartReconciliationRun:output_type -> fitness.v1.StartReconciliationRunResponse
+	12, // 35: fitness.v1.ReconcileService.GetReconciliationRun:output_type -> fitness.v1.GetReconciliationRunResponse
+	14, // 36: fitness.v1.ReconcileService.ListReconciliationRuns:output_type -> fitness.v1.ListReconciliationRunsResponse
+	16, // 37: fitness.v1.ReconcileService.WatchReconciliationRun:output_type -> fitness.v1.WatchReconciliationRunResponse
+	18, // 38: fitness.v1.ReconcileService.ListDiscrepancies:output_type -> fitness.v1.ListDiscrepanciesResponse
+	21, // 39: fitness.v1.ReconcileService.ListCampaigns:output_type -> fitness.v1.ListCampaignsResponse
+	34, // [34:40] is the sub-list for method output_type
+	28, // [28:34] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_fitness_v1_reconcile_proto_init() }
@@ -1495,8 +1895,8 @@ func file_fitness_v1_reconcile_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fitness_v1_reconcile_proto_rawDesc), len(file_fitness_v1_reconcile_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   15,
+			NumEnums:      4,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

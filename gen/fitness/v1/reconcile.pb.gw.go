@@ -232,6 +232,41 @@ func local_request_ReconcileService_ListDiscrepancies_0(ctx context.Context, mar
 	return msg, metadata, err
 }
 
+var filter_ReconcileService_ListCampaigns_0 = &utilities.DoubleArray{Encoding: map[string]int{}, Base: []int(nil), Check: []int(nil)}
+
+func request_ReconcileService_ListCampaigns_0(ctx context.Context, marshaler runtime.Marshaler, client ReconcileServiceClient, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListCampaignsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ReconcileService_ListCampaigns_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+	}
+	msg, err := client.ListCampaigns(ctx, &protoReq, grpc.Header(&metadata.HeaderMD), grpc.Trailer(&metadata.TrailerMD))
+	return msg, metadata, err
+}
+
+func local_request_ReconcileService_ListCampaigns_0(ctx context.Context, marshaler runtime.Marshaler, server ReconcileServiceServer, req *http.Request, pathParams map[string]string) (proto.Message, runtime.ServerMetadata, error) {
+	var (
+		protoReq ListCampaignsRequest
+		metadata runtime.ServerMetadata
+	)
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_ReconcileService_ListCampaigns_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	msg, err := server.ListCampaigns(ctx, &protoReq)
+	return msg, metadata, err
+}
+
 // RegisterReconcileServiceHandlerServer registers the http handlers for service ReconcileService to "mux".
 // UnaryRPC     :call ReconcileServiceServer directly.
 // StreamingRPC :currently unsupported pending https://github.com/grpc/grpc-go/issues/906.
@@ -324,6 +359,26 @@ func RegisterReconcileServiceHandlerServer(ctx context.Context, mux *runtime.Ser
 			return
 		}
 		forward_ReconcileService_ListDiscrepancies_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
+	mux.Handle(http.MethodGet, pattern_ReconcileService_ListCampaigns_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		var stream runtime.ServerTransportStream
+		ctx = grpc.NewContextWithServerTransportStream(ctx, &stream)
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateIncomingContext(ctx, mux, req, "/fitness.v1.ReconcileService/ListCampaigns", runtime.WithHTTPPathPattern("/v1/reconciliation-campaigns"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := local_request_ReconcileService_ListCampaigns_0(annotatedContext, inboundMarshaler, server, req, pathParams)
+		md.HeaderMD, md.TrailerMD = metadata.Join(md.HeaderMD, stream.Header()), metadata.Join(md.TrailerMD, stream.Trailer())
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ReconcileService_ListCampaigns_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
 
 	return nil
@@ -450,6 +505,23 @@ func RegisterReconcileServiceHandlerClient(ctx context.Context, mux *runtime.Ser
 		}
 		forward_ReconcileService_ListDiscrepancies_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
 	})
+	mux.Handle(http.MethodGet, pattern_ReconcileService_ListCampaigns_0, func(w http.ResponseWriter, req *http.Request, pathParams map[string]string) {
+		ctx, cancel := context.WithCancel(req.Context())
+		defer cancel()
+		inboundMarshaler, outboundMarshaler := runtime.MarshalerForRequest(mux, req)
+		annotatedContext, err := runtime.AnnotateContext(ctx, mux, req, "/fitness.v1.ReconcileService/ListCampaigns", runtime.WithHTTPPathPattern("/v1/reconciliation-campaigns"))
+		if err != nil {
+			runtime.HTTPError(ctx, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		resp, md, err := request_ReconcileService_ListCampaigns_0(annotatedContext, inboundMarshaler, client, req, pathParams)
+		annotatedContext = runtime.NewServerMetadataContext(annotatedContext, md)
+		if err != nil {
+			runtime.HTTPError(annotatedContext, mux, outboundMarshaler, w, req, err)
+			return
+		}
+		forward_ReconcileService_ListCampaigns_0(annotatedContext, mux, outboundMarshaler, w, req, resp, mux.GetForwardResponseOptions()...)
+	})
 	return nil
 }
 
@@ -459,6 +531,7 @@ var (
 	pattern_ReconcileService_ListReconciliationRuns_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "reconciliation-runs"}, ""))
 	pattern_ReconcileService_WatchReconciliationRun_0 = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2}, []string{"v1", "reconciliation-runs", "run_id"}, "watch"))
 	pattern_ReconcileService_ListDiscrepancies_0      = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1, 1, 0, 4, 1, 5, 2, 2, 3}, []string{"v1", "reconciliation-runs", "run_id", "discrepancies"}, ""))
+	pattern_ReconcileService_ListCampaigns_0          = runtime.MustPattern(runtime.NewPattern(1, []int{2, 0, 2, 1}, []string{"v1", "reconciliation-campaigns"}, ""))
 )
 
 var (
@@ -467,4 +540,5 @@ var (
 	forward_ReconcileService_ListReconciliationRuns_0 = runtime.ForwardResponseMessage
 	forward_ReconcileService_WatchReconciliationRun_0 = runtime.ForwardResponseStream
 	forward_ReconcileService_ListDiscrepancies_0      = runtime.ForwardResponseMessage
+	forward_ReconcileService_ListCampaigns_0          = runtime.ForwardResponseMessage
 )

@@ -24,6 +24,7 @@ const (
 	ReconcileService_ListReconciliationRuns_FullMethodName = "/fitness.v1.ReconcileService/ListReconciliationRuns"
 	ReconcileService_WatchReconciliationRun_FullMethodName = "/fitness.v1.ReconcileService/WatchReconciliationRun"
 	ReconcileService_ListDiscrepancies_FullMethodName      = "/fitness.v1.ReconcileService/ListDiscrepancies"
+	ReconcileService_ListCampaigns_FullMethodName          = "/fitness.v1.ReconcileService/ListCampaigns"
 )
 
 // ReconcileServiceClient is the client API for ReconcileService service.
@@ -46,6 +47,10 @@ type ReconcileServiceClient interface {
 	WatchReconciliationRun(ctx context.Context, in *WatchReconciliationRunRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchReconciliationRunResponse], error)
 	// Lists the discrepancies a run reported.
 	ListDiscrepancies(ctx context.Context, in *ListDiscrepanciesRequest, opts ...grpc.CallOption) (*ListDiscrepanciesResponse, error)
+	// Lists the campaigns of the reconciliation schedule (every campaign the
+	// shards hold, seen by the scheduler) with their last clean scheduled run
+	// and the progress of their rotating CONTENT sample.
+	ListCampaigns(ctx context.Context, in *ListCampaignsRequest, opts ...grpc.CallOption) (*ListCampaignsResponse, error)
 }
 
 type reconcileServiceClient struct {
@@ -115,6 +120,16 @@ func (c *reconcileServiceClient) ListDiscrepancies(ctx context.Context, in *List
 	return out, nil
 }
 
+func (c *reconcileServiceClient) ListCampaigns(ctx context.Context, in *ListCampaignsRequest, opts ...grpc.CallOption) (*ListCampaignsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListCampaignsResponse)
+	err := c.cc.Invoke(ctx, ReconcileService_ListCampaigns_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ReconcileServiceServer is the server API for ReconcileService service.
 // All implementations must embed UnimplementedReconcileServiceServer
 // for forward compatibility.
@@ -135,6 +150,10 @@ type ReconcileServiceServer interface {
 	WatchReconciliationRun(*WatchReconciliationRunRequest, grpc.ServerStreamingServer[WatchReconciliationRunResponse]) error
 	// Lists the discrepancies a run reported.
 	ListDiscrepancies(context.Context, *ListDiscrepanciesRequest) (*ListDiscrepanciesResponse, error)
+	// Lists the campaigns of the reconciliation schedule (every campaign the
+	// shards hold, seen by the scheduler) with their last clean scheduled run
+	// and the progress of their rotating CONTENT sample.
+	ListCampaigns(context.Context, *ListCampaignsRequest) (*ListCampaignsResponse, error)
 	mustEmbedUnimplementedReconcileServiceServer()
 }
 
@@ -159,6 +178,9 @@ func (UnimplementedReconcileServiceServer) WatchReconciliationRun(*WatchReconcil
 }
 func (UnimplementedReconcileServiceServer) ListDiscrepancies(context.Context, *ListDiscrepanciesRequest) (*ListDiscrepanciesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListDiscrepancies not implemented")
+}
+func (UnimplementedReconcileServiceServer) ListCampaigns(context.Context, *ListCampaignsRequest) (*ListCampaignsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCampaigns not implemented")
 }
 func (UnimplementedReconcileServiceServer) mustEmbedUnimplementedReconcileServiceServer() {}
 func (UnimplementedReconcileServiceServer) testEmbeddedByValue()                          {}
@@ -264,6 +286,24 @@ func _ReconcileService_ListDiscrepancies_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ReconcileService_ListCampaigns_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListCampaignsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ReconcileServiceServer).ListCampaigns(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ReconcileService_ListCampaigns_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ReconcileServiceServer).ListCampaigns(ctx, req.(*ListCampaignsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ReconcileService_ServiceDesc is the grpc.ServiceDesc for ReconcileService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -286,6 +326,10 @@ var ReconcileService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListDiscrepancies",
 			Handler:    _ReconcileService_ListDiscrepancies_Handler,
+		},
+		{
+			MethodName: "ListCampaigns",
+			Handler:    _ReconcileService_ListCampaigns_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS scheduler_lease (
 
 -- The schedule of every campaign the shards hold: the revision of its last
 -- clean scheduled run (SUCCEEDED, no discrepancy), its last scheduled run,
--- and the next bucket of its rotating CONTENT sample.
+-- and the next bucket of its rotating CONTENT sample and when the sample
+-- last ran (the next window covers the buckets due since then).
 CREATE TABLE IF NOT EXISTS reconcile_schedule (
   detect_id            BIGINT       NOT NULL,
   first_seen_time      DATETIME(3)  NOT NULL,
@@ -35,6 +36,7 @@ CREATE TABLE IF NOT EXISTS reconcile_schedule (
   last_run_id          VARCHAR(32)  NOT NULL DEFAULT '',
   last_run_time        DATETIME(3)  NULL,
   sample_cursor        INT          NOT NULL DEFAULT 0,
+  last_sample_time     DATETIME(3)  NULL,
   PRIMARY KEY (detect_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4;
 

@@ -51,6 +51,17 @@ type Config struct {
 	CHUser, CHPassword string
 	// Runner tunes the runs.
 	Runner reconcile.RunnerConfig
+	// Schedule turns the scheduled reconciliation on (one active instance
+	// across the replicas, by a lease in the control database).
+	Schedule bool
+	// Scheduler tunes it; ScheduleDepth is its Depth by name.
+	Scheduler     reconcile.SchedulerConfig
+	ScheduleDepth string
+	// ScheduleRowsPerSecond is Scheduler.RowsPerSecond as a flag (0: no cap).
+	ScheduleRowsPerSecond int
+	// ScheduleHolder names this replica in the scheduler lease (empty: host
+	// name and a random suffix).
+	ScheduleHolder string
 }
 
 // Load reads the configuration from args (without the program name) and the
@@ -75,6 +86,17 @@ func Load(args []string) (Config, error) {
 	l.Int(&c.Runner.MaxBoundaryRetries, "max-boundary-retries", "RS_RECONCILE_MAX_BOUNDARY_RETRIES", d.MaxBoundaryRetries, "scans retried because the revision moved")
 	l.Int(&c.Runner.MaxConcurrentRuns, "max-concurrent-runs", "RS_RECONCILE_MAX_CONCURRENT_RUNS", d.MaxConcurrentRuns, "runs executed at once; more wait QUEUED")
 	l.Int(&c.Runner.MaxQueuedRuns, "max-queued-runs", "RS_RECONCILE_MAX_QUEUED_RUNS", d.MaxQueuedRuns, "runs waiting QUEUED beyond those executing; more are refused (RESOURCE_EXHAUSTED)")
+	sd := reconcile.DefaultSchedulerConfig()
+	l.Bool(&c.Schedule, "schedule", "RS_RECONCILE_SCHEDULE", true, "run the reconciliation schedule (one active replica, by a lease in the control database)")
+	l.Duration(&c.Scheduler.Interval, "schedule-interval", "RS_RECONCILE_SCHEDULE_INTERVAL", sd.Interval, "time between the starts of two schedule cycles")
+	l.Duration(&c.Scheduler.Period, "schedule-period", "RS_RECONCILE_SCHEDULE_PERIOD", sd.Period,
+		"every bucket of every campaign is compared at CONTENT depth, and every campaign has a clean run, within this period")
+	l.String(&c.ScheduleDepth, "schedule-depth", "RS_RECONCILE_SCHEDULE_DEPTH", "VERSIONS", "depth of the scheduled whole-campaign runs: VERSIONS or CONTENT")
+	l.Int(&c.Scheduler.MaxRunsPerCycle, "schedule-max-runs", "RS_RECONCILE_SCHEDULE_MAX_RUNS", sd.MaxRunsPerCycle, "runs one schedule cycle starts at most (executed one at a time)")
+	l.Int(&c.ScheduleRowsPerSecond, "schedule-rows-per-second", "RS_RECONCILE_SCHEDULE_ROWS_PER_SECOND", int(sd.RowsPerSecond),
+		"rows the scheduled runs compare per second at most, averaged (0: no cap)")
+	l.Duration(&c.Scheduler.LeaseTTL, "schedule-lease-ttl", "RS_RECONCILE_SCHEDULE_LEASE_TTL", sd.LeaseTTL, "scheduler lease duration (renewed every third of it)")
+	l.String(&c.ScheduleHolder, "schedule-holder", "RS_RECONCILE_SCHEDULE_HOLDER", "", "this replica's name in the scheduler lease (default: host name and a random suffix)")
 	err := l.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return Config{}, err
@@ -145,7 +167,29 @@ func (c *Config) validate() error {
 	if c.Runner.MaxBoundaryRetries < 0 {
 		errs = append(errs, fmt.Errorf("max-boundary-retries must not be negative, got %d", c.Runner.MaxBoundaryRetries))
 	}
+	if c.Schedule {
+		if err := c.scheduler().Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// scheduler returns the scheduler's settings (ScheduleDepth and
+// ScheduleRowsPerSecond folded in).
+func (c *Config) scheduler() reconcile.SchedulerConfig {
+	sc := c.Scheduler
+	if c.ScheduleDepth != "" {
+		d, err := reconcile.ParseDepth(c.ScheduleDepth)
+		if err != nil {
+			d = -1 // rejected by Validate
+		}
+		sc.Depth = d
+	}
+	if c.ScheduleRowsPerSecond != 0 {
+		sc.RowsPerSecond = float64(c.ScheduleRowsPerSecond)
+	}
+	return sc
 }
 
 // errNotRecovered refuses new runs until the runs a restart interrupted are
@@ -167,6 +211,10 @@ type Service struct {
 	// stopRuns ends the context of the background runs (reconcileapi runs
 	// them under a context given at construction, not a request's).
 	stopRuns context.CancelFunc
+	// schedules is the schedule (ListCampaigns); scheduler runs it (nil
+	// when Schedule is off).
+	schedules *reconcile.ScheduleStore
+	scheduler *reconcile.Scheduler
 	// recovered is set once the interrupted runs are marked FAILED; until
 	// then StartReconciliationRun answers UNAVAILABLE and the control probe
 	// fails.
@@ -228,7 +276,13 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		reconcile.WithFlight(reconcile.NewOutboxFlight(s.ch, outboxes)))
 	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopRuns = stopRuns
-	s.api = reconcileapi.New(runs, s.store, runner, src)
+	s.schedules = reconcile.NewScheduleStore(s.control)
+	if cfg.Schedule {
+		if s.scheduler, err = reconcile.NewScheduler(log, cfg.scheduler(), runner, s.store, s.schedules, src, s.srv.Registry(), cfg.ScheduleHolder); err != nil {
+			return nil, err
+		}
+	}
+	s.api = reconcileapi.New(runs, s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets))
 	fitnessv1.RegisterReconcileServiceServer(s.srv.GRPC(), s.api)
 	if err := s.srv.Listen(); err != nil {
 		return nil, err
@@ -255,9 +309,18 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // still going (each is recorded FAILED with the reason). Once the gRPC
 // server stopped (no run can start any more) Run waits for them, at most the
 // shutdown grace.
+//
+// Worker "scheduler" (unless Schedule is off) runs the reconciliation
+// schedule (reconcile.Scheduler): it competes for the lease with the other
+// replicas and, while it holds it, starts runs by itself; a control database
+// outage pauses it (the "control" probe shows it), never ends it.
 func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
-	err := s.srv.Run(ctx, []server.Worker{{Name: "run-executor", Run: s.runExecutor}}, s.probes())
+	workers := []server.Worker{{Name: "run-executor", Run: s.runExecutor}}
+	if s.scheduler != nil {
+		workers = append(workers, server.Worker{Name: "scheduler", Run: s.runScheduler})
+	}
+	err := s.srv.Run(ctx, workers, s.probes())
 	s.stopRuns()
 	done := make(chan struct{})
 	go func() {
@@ -317,6 +380,20 @@ func (s *Service) runExecutor(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// runScheduler is the worker that runs the reconciliation schedule once
+// the interrupted runs are marked FAILED (the scheduler's runs would be
+// failed with them otherwise); it returns when ctx ends.
+func (s *Service) runScheduler(ctx context.Context) error {
+	for !s.recovered.Load() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return s.scheduler.Run(ctx)
 }
 
 // failInterrupted marks FAILED the runs a restart left unfinished (runs are

@@ -25,19 +25,21 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x66itness/v1/reconcile.proto\x12\nfitness.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"J\n\x0eReconcileScope\x12\x11\n\tdetect_id\x18\x01 \x01(\x03\x12\x12\n\nproject_id\x18\x02 \x01(\x03\x12\x11\n\tschool_id\x18\x03 \x01(\x03\"\xf2\x03\n\x11ReconciliationRun\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12)\n\x05scope\x18\x02 \x01(\x0b\x32\x1a.fitness.v1.ReconcileScope\x12)\n\x05\x64\x65pth\x18\x03 \x01(\x0e\x32\x1a.fitness.v1.ReconcileDepth\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.fitness.v1.RunState\x12\x14\n\x0c\x62uckets_done\x18\x05 \x01(\x03\x12\x15\n\rbuckets_total\x18\x06 \x01(\x03\x12\x15\n\rrows_compared\x18\x07 \x01(\x03\x12\x19\n\x11\x64iscrepancy_count\x18\x08 \x01(\x03\x12\x18\n\x10\x62oundary_retries\x18\t \x01(\x05\x12\x0f\n\x07message\x18\n \x01(\t\x12\x15\n\rerror_message\x18\x0b \x01(\t\x12/\n\x0b\x63reate_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nd_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bsample_rate\x18\x0e \x01(\x01\x12\x17\n\x0fin_flight_count\x18\x0f \x01(\x03\x12$\n\x06shards\x18\x10 \x03(\x0b\x32\x14.fitness.v1.RunShard\"\xaa\x01\n\x08RunShard\x12\x10\n\x08shard_id\x18\x01 \x01(\t\x12\x31\n\rboundary_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x30\n\x0c\x61pplied_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x62\x65hind\x18\x04 \x01(\x08\x12\x17\n\x0fin_flight_count\x18\x05 \x01(\x03\"U\n\nRecordSide\x12\x0f\n\x07present\x18\x01 \x01(\x08\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x12\n\nis_deleted\x18\x03 \x01(\x08\x12\x11\n\tcanonical\x18\x04 \x01(\t\"\x99\x02\n\x0b\x44iscrepancy\x12\x16\n\x0e\x64iscrepancy_id\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12+\n\x05\x63lass\x18\x03 \x01(\x0e\x32\x1c.fitness.v1.DiscrepancyClass\x12\x0f\n\x07\x64\x61ta_id\x18\x04 \x01(\x03\x12\x11\n\tdetect_id\x18\x05 \x01(\x03\x12&\n\x06source\x18\x06 \x01(\x0b\x32\x16.fitness.v1.RecordSide\x12&\n\x06target\x18\x07 \x01(\x0b\x32\x16.fitness.v1.RecordSide\x12/\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08resolved\x18\t \x01(\x08\"\x8a\x01\n\x1dStartReconciliationRunRequest\x12)\n\x05scope\x18\x01 \x01(\x0b\x32\x1a.fitness.v1.ReconcileScope\x12)\n\x05\x64\x65pth\x18\x02 \x01(\x0e\x32\x1a.fitness.v1.ReconcileDepth\x12\x13\n\x0bsample_rate\x18\x03 \x01(\x01\"L\n\x1eStartReconciliationRunResponse\x12*\n\x03run\x18\x01 \x01(\x0b\x32\x1d.fitness.v1.ReconciliationRun\"-\n\x1bGetReconciliationRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"J\n\x1cGetReconciliationRunResponse\x12*\n\x03run\x18\x01 \x01(\x0b\x32\x1d.fitness.v1.ReconciliationRun\"Y\n\x1dListReconciliationRunsRequest\x12\x11\n\tdetect_id\x18\x01 \x01(\x03\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"f\n\x1eListReconciliationRunsResponse\x12+\n\x04runs\x18\x01 \x03(\x0b\x32\x1d.fitness.v1.ReconciliationRun\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"/\n\x1dWatchReconciliationRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"L\n\x1eWatchReconciliationRunResponse\x12*\n\x03run\x18\x01 \x01(\x0b\x32\x1d.fitness.v1.ReconciliationRun\"~\n\x18ListDiscrepanciesRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12+\n\x05\x63lass\x18\x02 \x01(\x0e\x32\x1c.fitness.v1.DiscrepancyClass\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"d\n\x19ListDiscrepanciesResponse\x12.\n\rdiscrepancies\x18\x01 \x03(\x0b\x32\x17.fitness.v1.Discrepancy\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\x88\x01\n\x0eReconcileDepth\x12\x1f\n\x1bRECONCILE_DEPTH_UNSPECIFIED\x10\x00\x12\x1a\n\x16RECONCILE_DEPTH_COUNTS\x10\x01\x12\x1c\n\x18RECONCILE_DEPTH_VERSIONS\x10\x02\x12\x1b\n\x17RECONCILE_DEPTH_CONTENT\x10\x03*\xe0\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_PENDING\x10\x01\x12\x15\n\x11RUN_STATE_RUNNING\x10\x02\x12\"\n\x1eRUN_STATE_WAITING_FOR_CATCH_UP\x10\x03\x12\x17\n\x13RUN_STATE_SUCCEEDED\x10\x04\x12\x14\n\x10RUN_STATE_FAILED\x10\x05\x12\x14\n\x10RUN_STATE_QUEUED\x10\x06\x12\"\n\x1eRUN_STATE_BOUNDARY_NOT_REACHED\x10\x07*\xbc\x02\n\x10\x44iscrepancyClass\x12!\n\x1d\x44ISCREPANCY_CLASS_UNSPECIFIED\x10\x00\x12\'\n#DISCREPANCY_CLASS_MISSING_IN_TARGET\x10\x01\x12*\n&DISCREPANCY_CLASS_STALE_TARGET_VERSION\x10\x02\x12*\n&DISCREPANCY_CLASS_DELETION_NOT_APPLIED\x10\x03\x12&\n\"DISCREPANCY_CLASS_CONTENT_MISMATCH\x10\x04\x12.\n*DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD\x10\x05\x12,\n(DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE\x10\x06\x32\xb4\x04\n\x10ReconcileService\x12o\n\x16StartReconciliationRun\x12).fitness.v1.StartReconciliationRunRequest\x1a*.fitness.v1.StartReconciliationRunResponse\x12i\n\x14GetReconciliationRun\x12\'.fitness.v1.GetReconciliationRunRequest\x1a(.fitness.v1.GetReconciliationRunResponse\x12o\n\x16ListReconciliationRuns\x12).fitness.v1.ListReconciliationRunsRequest\x1a*.fitness.v1.ListReconciliationRunsResponse\x12q\n\x16WatchReconciliationRun\x12).fitness.v1.WatchReconciliationRunRequest\x1a*.fitness.v1.WatchReconciliationRunResponse0\x01\x12`\n\x11ListDiscrepancies\x12$.fitness.v1.ListDiscrepanciesRequest\x1a%.fitness.v1.ListDiscrepanciesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x66itness/v1/reconcile.proto\x12\nfitness.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"J\n\x0eReconcileScope\x12\x11\n\tdetect_id\x18\x01 \x01(\x03\x12\x12\n\nproject_id\x18\x02 \x01(\x03\x12\x11\n\tschool_id\x18\x03 \x01(\x03\"\xf2\x03\n\x11ReconciliationRun\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12)\n\x05scope\x18\x02 \x01(\x0b\x32\x1a.fitness.v1.ReconcileScope\x12)\n\x05\x64\x65pth\x18\x03 \x01(\x0e\x32\x1a.fitness.v1.ReconcileDepth\x12#\n\x05state\x18\x04 \x01(\x0e\x32\x14.fitness.v1.RunState\x12\x14\n\x0c\x62uckets_done\x18\x05 \x01(\x03\x12\x15\n\rbuckets_total\x18\x06 \x01(\x03\x12\x15\n\rrows_compared\x18\x07 \x01(\x03\x12\x19\n\x11\x64iscrepancy_count\x18\x08 \x01(\x03\x12\x18\n\x10\x62oundary_retries\x18\t \x01(\x05\x12\x0f\n\x07message\x18\n \x01(\t\x12\x15\n\rerror_message\x18\x0b \x01(\t\x12/\n\x0b\x63reate_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12,\n\x08\x65nd_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x13\n\x0bsample_rate\x18\x0e \x01(\x01\x12\x17\n\x0fin_flight_count\x18\x0f \x01(\x03\x12$\n\x06shards\x18\x10 \x03(\x0b\x32\x14.fitness.v1.RunShard\"\xaa\x01\n\x08RunShard\x12\x10\n\x08shard_id\x18\x01 \x01(\t\x12\x31\n\rboundary_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x30\n\x0c\x61pplied_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06\x62\x65hind\x18\x04 \x01(\x08\x12\x17\n\x0fin_flight_count\x18\x05 \x01(\x03\"U\n\nRecordSide\x12\x0f\n\x07present\x18\x01 \x01(\x08\x12\x0f\n\x07version\x18\x02 \x01(\x03\x12\x12\n\nis_deleted\x18\x03 \x01(\x08\x12\x11\n\tcanonical\x18\x04 \x01(\t\"\x9e\x03\n\x0b\x44iscrepancy\x12\x16\n\x0e\x64iscrepancy_id\x18\x01 \x01(\t\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12+\n\x05\x63lass\x18\x03 \x01(\x0e\x32\x1c.fitness.v1.DiscrepancyClass\x12\x0f\n\x07\x64\x61ta_id\x18\x04 \x01(\x03\x12\x11\n\tdetect_id\x18\x05 \x01(\x03\x12&\n\x06source\x18\x06 \x01(\x0b\x32\x16.fitness.v1.RecordSide\x12&\n\x06target\x18\x07 \x01(\x0b\x32\x16.fitness.v1.RecordSide\x12/\n\x0b\x63reate_time\x18\x08 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08resolved\x18\t \x01(\x08\x12\x1a\n\x12resolved_by_run_id\x18\n \x01(\t\x12\x30\n\x0cresolve_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x35\n\nresolution\x18\x0c \x01(\x0e\x32!.fitness.v1.DiscrepancyResolution\"\x8a\x01\n\x1dStartReconciliationRunRequest\x12)\n\x05scope\x18\x01 \x01(\x0b\x32\x1a.fitness.v1.ReconcileScope\x12)\n\x05\x64\x65pth\x18\x02 \x01(\x0e\x32\x1a.fitness.v1.ReconcileDepth\x12\x13\n\x0bsample_rate\x18\x03 \x01(\x01\"L\n\x1eStartReconciliationRunResponse\x12*\n\x03run\x18\x01 \x01(\x0b\x32\x1d.fitness.v1.ReconciliationRun\"-\n\x1bGetReconciliationRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"J\n\x1cGetReconciliationRunResponse\x12*\n\x03run\x18\x01 \x01(\x0b\x32\x1d.fitness.v1.ReconciliationRun\"Y\n\x1dListReconciliationRunsRequest\x12\x11\n\tdetect_id\x18\x01 \x01(\x03\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"f\n\x1eListReconciliationRunsResponse\x12+\n\x04runs\x18\x01 \x03(\x0b\x32\x1d.fitness.v1.ReconciliationRun\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"/\n\x1dWatchReconciliationRunRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"L\n\x1eWatchReconciliationRunResponse\x12*\n\x03run\x18\x01 \x01(\x0b\x32\x1d.fitness.v1.ReconciliationRun\"\x97\x01\n\x18ListDiscrepanciesRequest\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12+\n\x05\x63lass\x18\x02 \x01(\x0e\x32\x1c.fitness.v1.DiscrepancyClass\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\x12\x17\n\x0funresolved_only\x18\x05 \x01(\x08\"d\n\x19ListDiscrepanciesResponse\x12.\n\rdiscrepancies\x18\x01 \x03(\x0b\x32\x17.fitness.v1.Discrepancy\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\xc3\x03\n\x10\x43\x61mpaignSchedule\x12\x11\n\tdetect_id\x18\x01 \x01(\x03\x12\x33\n\x0f\x66irst_seen_time\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x19\n\x11last_clean_run_id\x18\x03 \x01(\t\x12\x33\n\x0flast_clean_time\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x1b\n\x13last_clean_revision\x18\x05 \x01(\x03\x12\x13\n\x0blast_run_id\x18\x06 \x01(\t\x12\x31\n\rlast_run_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rsample_cursor\x18\x08 \x01(\x05\x12\x34\n\x10last_sample_time\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0f\x63hecked_buckets\x18\n \x01(\x05\x12\x15\n\rbuckets_total\x18\x0b \x01(\x05\x12\x35\n\x11oldest_check_time\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"=\n\x14ListCampaignsRequest\x12\x11\n\tpage_size\x18\x01 \x01(\x05\x12\x12\n\npage_token\x18\x02 \x01(\t\"a\n\x15ListCampaignsResponse\x12/\n\tcampaigns\x18\x01 \x03(\x0b\x32\x1c.fitness.v1.CampaignSchedule\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\x88\x01\n\x0eReconcileDepth\x12\x1f\n\x1bRECONCILE_DEPTH_UNSPECIFIED\x10\x00\x12\x1a\n\x16RECONCILE_DEPTH_COUNTS\x10\x01\x12\x1c\n\x18RECONCILE_DEPTH_VERSIONS\x10\x02\x12\x1b\n\x17RECONCILE_DEPTH_CONTENT\x10\x03*\xe0\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_PENDING\x10\x01\x12\x15\n\x11RUN_STATE_RUNNING\x10\x02\x12\"\n\x1eRUN_STATE_WAITING_FOR_CATCH_UP\x10\x03\x12\x17\n\x13RUN_STATE_SUCCEEDED\x10\x04\x12\x14\n\x10RUN_STATE_FAILED\x10\x05\x12\x14\n\x10RUN_STATE_QUEUED\x10\x06\x12\"\n\x1eRUN_STATE_BOUNDARY_NOT_REACHED\x10\x07*\xbc\x02\n\x10\x44iscrepancyClass\x12!\n\x1d\x44ISCREPANCY_CLASS_UNSPECIFIED\x10\x00\x12\'\n#DISCREPANCY_CLASS_MISSING_IN_TARGET\x10\x01\x12*\n&DISCREPANCY_CLASS_STALE_TARGET_VERSION\x10\x02\x12*\n&DISCREPANCY_CLASS_DELETION_NOT_APPLIED\x10\x03\x12&\n\"DISCREPANCY_CLASS_CONTENT_MISMATCH\x10\x04\x12.\n*DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD\x10\x05\x12,\n(DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE\x10\x06*\x91\x01\n\x15\x44iscrepancyResolution\x12&\n\"DISCREPANCY_RESOLUTION_UNSPECIFIED\x10\x00\x12$\n DISCREPANCY_RESOLUTION_CLEAN_RUN\x10\x01\x12*\n&DISCREPANCY_RESOLUTION_VERIFIED_REPAIR\x10\x02\x32\x8a\x05\n\x10ReconcileService\x12o\n\x16StartReconciliationRun\x12).fitness.v1.StartReconciliationRunRequest\x1a*.fitness.v1.StartReconciliationRunResponse\x12i\n\x14GetReconciliationRun\x12\'.fitness.v1.GetReconciliationRunRequest\x1a(.fitness.v1.GetReconciliationRunResponse\x12o\n\x16ListReconciliationRuns\x12).fitness.v1.ListReconciliationRunsRequest\x1a*.fitness.v1.ListReconciliationRunsResponse\x12q\n\x16WatchReconciliationRun\x12).fitness.v1.WatchReconciliationRunRequest\x1a*.fitness.v1.WatchReconciliationRunResponse0\x01\x12`\n\x11ListDiscrepancies\x12$.fitness.v1.ListDiscrepanciesRequest\x1a%.fitness.v1.ListDiscrepanciesResponse\x12T\n\rListCampaigns\x12 .fitness.v1.ListCampaignsRequest\x1a!.fitness.v1.ListCampaignsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fitness.v1.reconcile_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_RECONCILEDEPTH']._serialized_start=2091
-  _globals['_RECONCILEDEPTH']._serialized_end=2227
-  _globals['_RUNSTATE']._serialized_start=2230
-  _globals['_RUNSTATE']._serialized_end=2454
-  _globals['_DISCREPANCYCLASS']._serialized_start=2457
-  _globals['_DISCREPANCYCLASS']._serialized_end=2773
+  _globals['_RECONCILEDEPTH']._serialized_start=2866
+  _globals['_RECONCILEDEPTH']._serialized_end=3002
+  _globals['_RUNSTATE']._serialized_start=3005
+  _globals['_RUNSTATE']._serialized_end=3229
+  _globals['_DISCREPANCYCLASS']._serialized_start=3232
+  _globals['_DISCREPANCYCLASS']._serialized_end=3548
+  _globals['_DISCREPANCYRESOLUTION']._serialized_start=3551
+  _globals['_DISCREPANCYRESOLUTION']._serialized_end=3696
   _globals['_RECONCILESCOPE']._serialized_start=75
   _globals['_RECONCILESCOPE']._serialized_end=149
   _globals['_RECONCILIATIONRUN']._serialized_start=152
@@ -47,27 +49,33 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_RECORDSIDE']._serialized_start=825
   _globals['_RECORDSIDE']._serialized_end=910
   _globals['_DISCREPANCY']._serialized_start=913
-  _globals['_DISCREPANCY']._serialized_end=1194
-  _globals['_STARTRECONCILIATIONRUNREQUEST']._serialized_start=1197
-  _globals['_STARTRECONCILIATIONRUNREQUEST']._serialized_end=1335
-  _globals['_STARTRECONCILIATIONRUNRESPONSE']._serialized_start=1337
-  _globals['_STARTRECONCILIATIONRUNRESPONSE']._serialized_end=1413
-  _globals['_GETRECONCILIATIONRUNREQUEST']._serialized_start=1415
-  _globals['_GETRECONCILIATIONRUNREQUEST']._serialized_end=1460
-  _globals['_GETRECONCILIATIONRUNRESPONSE']._serialized_start=1462
-  _globals['_GETRECONCILIATIONRUNRESPONSE']._serialized_end=1536
-  _globals['_LISTRECONCILIATIONRUNSREQUEST']._serialized_start=1538
-  _globals['_LISTRECONCILIATIONRUNSREQUEST']._serialized_end=1627
-  _globals['_LISTRECONCILIATIONRUNSRESPONSE']._serialized_start=1629
-  _globals['_LISTRECONCILIATIONRUNSRESPONSE']._serialized_end=1731
-  _globals['_WATCHRECONCILIATIONRUNREQUEST']._serialized_start=1733
-  _globals['_WATCHRECONCILIATIONRUNREQUEST']._serialized_end=1780
-  _globals['_WATCHRECONCILIATIONRUNRESPONSE']._serialized_start=1782
-  _globals['_WATCHRECONCILIATIONRUNRESPONSE']._serialized_end=1858
-  _globals['_LISTDISCREPANCIESREQUEST']._serialized_start=1860
-  _globals['_LISTDISCREPANCIESREQUEST']._serialized_end=1986
-  _globals['_LISTDISCREPANCIESRESPONSE']._serialized_start=1988
-  _globals['_LISTDISCREPANCIESRESPONSE']._serialized_end=2088
-  _globals['_RECONCILESERVICE']._serialized_start=2776
-  _globals['_RECONCILESERVICE']._serialized_end=3340
+  _globals['_DISCREPANCY']._serialized_end=1327
+  _globals['_STARTRECONCILIATIONRUNREQUEST']._serialized_start=1330
+  _globals['_STARTRECONCILIATIONRUNREQUEST']._serialized_end=1468
+  _globals['_STARTRECONCILIATIONRUNRESPONSE']._serialized_start=1470
+  _globals['_STARTRECONCILIATIONRUNRESPONSE']._serialized_end=1546
+  _globals['_GETRECONCILIATIONRUNREQUEST']._serialized_start=1548
+  _globals['_GETRECONCILIATIONRUNREQUEST']._serialized_end=1593
+  _globals['_GETRECONCILIATIONRUNRESPONSE']._serialized_start=1595
+  _globals['_GETRECONCILIATIONRUNRESPONSE']._serialized_end=1669
+  _globals['_LISTRECONCILIATIONRUNSREQUEST']._serialized_start=1671
+  _globals['_LISTRECONCILIATIONRUNSREQUEST']._serialized_end=1760
+  _globals['_LISTRECONCILIATIONRUNSRESPONSE']._serialized_start=1762
+  _globals['_LISTRECONCILIATIONRUNSRESPONSE']._serialized_end=1864
+  _globals['_WATCHRECONCILIATIONRUNREQUEST']._serialized_start=1866
+  _globals['_WATCHRECONCILIATIONRUNREQUEST']._serialized_end=1913
+  _globals['_WATCHRECONCILIATIONRUNRESPONSE']._serialized_start=1915
+  _globals['_WATCHRECONCILIATIONRUNRESPONSE']._serialized_end=1991
+  _globals['_LISTDISCREPANCIESREQUEST']._serialized_start=1994
+  _globals['_LISTDISCREPANCIESREQUEST']._serialized_end=2145
+  _globals['_LISTDISCREPANCIESRESPONSE']._serialized_start=2147
+  _globals['_LISTDISCREPANCIESRESPONSE']._serialized_end=2247
+  _globals['_CAMPAIGNSCHEDULE']._serialized_start=2250
+  _globals['_CAMPAIGNSCHEDULE']._serialized_end=2701
+  _globals['_LISTCAMPAIGNSREQUEST']._serialized_start=2703
+  _globals['_LISTCAMPAIGNSREQUEST']._serialized_end=2764
+  _globals['_LISTCAMPAIGNSRESPONSE']._serialized_start=2766
+  _globals['_LISTCAMPAIGNSRESPONSE']._serialized_end=2863
+  _globals['_RECONCILESERVICE']._serialized_start=3699
+  _globals['_RECONCILESERVICE']._serialized_end=4349
 # @@protoc_insertion_point(module_scope)

@@ -37,6 +37,12 @@ class DiscrepancyClass(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     DISCREPANCY_CLASS_CONTENT_MISMATCH: _ClassVar[DiscrepancyClass]
     DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD: _ClassVar[DiscrepancyClass]
     DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE: _ClassVar[DiscrepancyClass]
+
+class DiscrepancyResolution(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    DISCREPANCY_RESOLUTION_UNSPECIFIED: _ClassVar[DiscrepancyResolution]
+    DISCREPANCY_RESOLUTION_CLEAN_RUN: _ClassVar[DiscrepancyResolution]
+    DISCREPANCY_RESOLUTION_VERIFIED_REPAIR: _ClassVar[DiscrepancyResolution]
 RECONCILE_DEPTH_UNSPECIFIED: ReconcileDepth
 RECONCILE_DEPTH_COUNTS: ReconcileDepth
 RECONCILE_DEPTH_VERSIONS: ReconcileDepth
@@ -56,6 +62,9 @@ DISCREPANCY_CLASS_DELETION_NOT_APPLIED: DiscrepancyClass
 DISCREPANCY_CLASS_CONTENT_MISMATCH: DiscrepancyClass
 DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD: DiscrepancyClass
 DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE: DiscrepancyClass
+DISCREPANCY_RESOLUTION_UNSPECIFIED: DiscrepancyResolution
+DISCREPANCY_RESOLUTION_CLEAN_RUN: DiscrepancyResolution
+DISCREPANCY_RESOLUTION_VERIFIED_REPAIR: DiscrepancyResolution
 
 class ReconcileScope(_message.Message):
     __slots__ = ("detect_id", "project_id", "school_id")
@@ -130,7 +139,7 @@ class RecordSide(_message.Message):
     def __init__(self, present: _Optional[bool] = ..., version: _Optional[int] = ..., is_deleted: _Optional[bool] = ..., canonical: _Optional[str] = ...) -> None: ...
 
 class Discrepancy(_message.Message):
-    __slots__ = ("discrepancy_id", "run_id", "data_id", "detect_id", "source", "target", "create_time", "resolved")
+    __slots__ = ("discrepancy_id", "run_id", "data_id", "detect_id", "source", "target", "create_time", "resolved", "resolved_by_run_id", "resolve_time", "resolution")
     DISCREPANCY_ID_FIELD_NUMBER: _ClassVar[int]
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     CLASS_FIELD_NUMBER: _ClassVar[int]
@@ -140,6 +149,9 @@ class Discrepancy(_message.Message):
     TARGET_FIELD_NUMBER: _ClassVar[int]
     CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_FIELD_NUMBER: _ClassVar[int]
+    RESOLVED_BY_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    RESOLVE_TIME_FIELD_NUMBER: _ClassVar[int]
+    RESOLUTION_FIELD_NUMBER: _ClassVar[int]
     discrepancy_id: str
     run_id: str
     data_id: int
@@ -148,7 +160,10 @@ class Discrepancy(_message.Message):
     target: RecordSide
     create_time: _timestamp_pb2.Timestamp
     resolved: bool
-    def __init__(self, discrepancy_id: _Optional[str] = ..., run_id: _Optional[str] = ..., data_id: _Optional[int] = ..., detect_id: _Optional[int] = ..., source: _Optional[_Union[RecordSide, _Mapping]] = ..., target: _Optional[_Union[RecordSide, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[bool] = ..., **kwargs) -> None: ...
+    resolved_by_run_id: str
+    resolve_time: _timestamp_pb2.Timestamp
+    resolution: DiscrepancyResolution
+    def __init__(self, discrepancy_id: _Optional[str] = ..., run_id: _Optional[str] = ..., data_id: _Optional[int] = ..., detect_id: _Optional[int] = ..., source: _Optional[_Union[RecordSide, _Mapping]] = ..., target: _Optional[_Union[RecordSide, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[bool] = ..., resolved_by_run_id: _Optional[str] = ..., resolve_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolution: _Optional[_Union[DiscrepancyResolution, str]] = ..., **kwargs) -> None: ...
 
 class StartReconciliationRunRequest(_message.Message):
     __slots__ = ("scope", "depth", "sample_rate")
@@ -209,15 +224,17 @@ class WatchReconciliationRunResponse(_message.Message):
     def __init__(self, run: _Optional[_Union[ReconciliationRun, _Mapping]] = ...) -> None: ...
 
 class ListDiscrepanciesRequest(_message.Message):
-    __slots__ = ("run_id", "page_size", "page_token")
+    __slots__ = ("run_id", "page_size", "page_token", "unresolved_only")
     RUN_ID_FIELD_NUMBER: _ClassVar[int]
     CLASS_FIELD_NUMBER: _ClassVar[int]
     PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
     PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    UNRESOLVED_ONLY_FIELD_NUMBER: _ClassVar[int]
     run_id: str
     page_size: int
     page_token: str
-    def __init__(self, run_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., **kwargs) -> None: ...
+    unresolved_only: bool
+    def __init__(self, run_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ..., unresolved_only: _Optional[bool] = ..., **kwargs) -> None: ...
 
 class ListDiscrepanciesResponse(_message.Message):
     __slots__ = ("discrepancies", "next_page_token")
@@ -226,3 +243,47 @@ class ListDiscrepanciesResponse(_message.Message):
     discrepancies: _containers.RepeatedCompositeFieldContainer[Discrepancy]
     next_page_token: str
     def __init__(self, discrepancies: _Optional[_Iterable[_Union[Discrepancy, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class CampaignSchedule(_message.Message):
+    __slots__ = ("detect_id", "first_seen_time", "last_clean_run_id", "last_clean_time", "last_clean_revision", "last_run_id", "last_run_time", "sample_cursor", "last_sample_time", "checked_buckets", "buckets_total", "oldest_check_time")
+    DETECT_ID_FIELD_NUMBER: _ClassVar[int]
+    FIRST_SEEN_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_CLEAN_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_CLEAN_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_CLEAN_REVISION_FIELD_NUMBER: _ClassVar[int]
+    LAST_RUN_ID_FIELD_NUMBER: _ClassVar[int]
+    LAST_RUN_TIME_FIELD_NUMBER: _ClassVar[int]
+    SAMPLE_CURSOR_FIELD_NUMBER: _ClassVar[int]
+    LAST_SAMPLE_TIME_FIELD_NUMBER: _ClassVar[int]
+    CHECKED_BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    OLDEST_CHECK_TIME_FIELD_NUMBER: _ClassVar[int]
+    detect_id: int
+    first_seen_time: _timestamp_pb2.Timestamp
+    last_clean_run_id: str
+    last_clean_time: _timestamp_pb2.Timestamp
+    last_clean_revision: int
+    last_run_id: str
+    last_run_time: _timestamp_pb2.Timestamp
+    sample_cursor: int
+    last_sample_time: _timestamp_pb2.Timestamp
+    checked_buckets: int
+    buckets_total: int
+    oldest_check_time: _timestamp_pb2.Timestamp
+    def __init__(self, detect_id: _Optional[int] = ..., first_seen_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_clean_run_id: _Optional[str] = ..., last_clean_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., last_clean_revision: _Optional[int] = ..., last_run_id: _Optional[str] = ..., last_run_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., sample_cursor: _Optional[int] = ..., last_sample_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., checked_buckets: _Optional[int] = ..., buckets_total: _Optional[int] = ..., oldest_check_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+
+class ListCampaignsRequest(_message.Message):
+    __slots__ = ("page_size", "page_token")
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    page_size: int
+    page_token: str
+    def __init__(self, page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListCampaignsResponse(_message.Message):
+    __slots__ = ("campaigns", "next_page_token")
+    CAMPAIGNS_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    campaigns: _containers.RepeatedCompositeFieldContainer[CampaignSchedule]
+    next_page_token: str
+    def __init__(self, campaigns: _Optional[_Iterable[_Union[CampaignSchedule, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

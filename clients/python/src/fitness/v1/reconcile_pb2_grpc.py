@@ -63,6 +63,11 @@ class ReconcileServiceStub:
                 request_serializer=fitness_dot_v1_dot_reconcile__pb2.ListDiscrepanciesRequest.SerializeToString,
                 response_deserializer=fitness_dot_v1_dot_reconcile__pb2.ListDiscrepanciesResponse.FromString,
                 _registered_method=True)
+        self.ListCampaigns = channel.unary_unary(
+                '/fitness.v1.ReconcileService/ListCampaigns',
+                request_serializer=fitness_dot_v1_dot_reconcile__pb2.ListCampaignsRequest.SerializeToString,
+                response_deserializer=fitness_dot_v1_dot_reconcile__pb2.ListCampaignsResponse.FromString,
+                _registered_method=True)
 
 
 class ReconcileServiceServicer:
@@ -108,6 +113,15 @@ class ReconcileServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListCampaigns(self, request, context):
+        """Lists the campaigns of the reconciliation schedule (every campaign the
+        shards hold, seen by the scheduler) with their last clean scheduled run
+        and the progress of their rotating CONTENT sample.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ReconcileServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -135,6 +149,11 @@ def add_ReconcileServiceServicer_to_server(servicer, server):
                     servicer.ListDiscrepancies,
                     request_deserializer=fitness_dot_v1_dot_reconcile__pb2.ListDiscrepanciesRequest.FromString,
                     response_serializer=fitness_dot_v1_dot_reconcile__pb2.ListDiscrepanciesResponse.SerializeToString,
+            ),
+            'ListCampaigns': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListCampaigns,
+                    request_deserializer=fitness_dot_v1_dot_reconcile__pb2.ListCampaignsRequest.FromString,
+                    response_serializer=fitness_dot_v1_dot_reconcile__pb2.ListCampaignsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -276,6 +295,33 @@ class ReconcileService:
             '/fitness.v1.ReconcileService/ListDiscrepancies',
             fitness_dot_v1_dot_reconcile__pb2.ListDiscrepanciesRequest.SerializeToString,
             fitness_dot_v1_dot_reconcile__pb2.ListDiscrepanciesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListCampaigns(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fitness.v1.ReconcileService/ListCampaigns',
+            fitness_dot_v1_dot_reconcile__pb2.ListCampaignsRequest.SerializeToString,
+            fitness_dot_v1_dot_reconcile__pb2.ListCampaignsResponse.FromString,
             options,
             channel_credentials,
             insecure,

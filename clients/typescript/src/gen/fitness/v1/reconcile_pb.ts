@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file fitness/v1/reconcile.proto.
  */
 export const file_fitness_v1_reconcile: GenFile = /*@__PURE__*/
-  fileDesc("ChpmaXRuZXNzL3YxL3JlY29uY2lsZS5wcm90bxIKZml0bmVzcy52MSJKCg5SZWNvbmNpbGVTY29wZRIRCglkZXRlY3RfaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxIRCglzY2hvb2xfaWQYAyABKAMi8gMKEVJlY29uY2lsaWF0aW9uUnVuEg4KBnJ1bl9pZBgBIAEoCRIpCgVzY29wZRgCIAEoCzIaLmZpdG5lc3MudjEuUmVjb25jaWxlU2NvcGUSKQoFZGVwdGgYAyABKA4yGi5maXRuZXNzLnYxLlJlY29uY2lsZURlcHRoEiMKBXN0YXRlGAQgASgOMhQuZml0bmVzcy52MS5SdW5TdGF0ZRIUCgxidWNrZXRzX2RvbmUYBSABKAMSFQoNYnVja2V0c190b3RhbBgGIAEoAxIVCg1yb3dzX2NvbXBhcmVkGAcgASgDEhkKEWRpc2NyZXBhbmN5X2NvdW50GAggASgDEhgKEGJvdW5kYXJ5X3JldHJpZXMYCSABKAUSDwoHbWVzc2FnZRgKIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAsgASgJEi8KC2NyZWF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2FtcGxlX3JhdGUYDiABKAESFwoPaW5fZmxpZ2h0X2NvdW50GA8gASgDEiQKBnNoYXJkcxgQIAMoCzIULmZpdG5lc3MudjEuUnVuU2hhcmQiqgEKCFJ1blNoYXJkEhAKCHNoYXJkX2lkGAEgASgJEjEKDWJvdW5kYXJ5X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFwcGxpZWRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGYmVoaW5kGAQgASgIEhcKD2luX2ZsaWdodF9jb3VudBgFIAEoAyJVCgpSZWNvcmRTaWRlEg8KB3ByZXNlbnQYASABKAgSDwoHdmVyc2lvbhgCIAEoAxISCgppc19kZWxldGVkGAMgASgIEhEKCWNhbm9uaWNhbBgEIAEoCSKZAgoLRGlzY3JlcGFuY3kSFgoOZGlzY3JlcGFuY3lfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEisKBWNsYXNzGAMgASgOMhwuZml0bmVzcy52MS5EaXNjcmVwYW5jeUNsYXNzEg8KB2RhdGFfaWQYBCABKAMSEQoJZGV0ZWN0X2lkGAUgASgDEiYKBnNvdXJjZRgGIAEoCzIWLmZpdG5lc3MudjEuUmVjb3JkU2lkZRImCgZ0YXJnZXQYByABKAsyFi5maXRuZXNzLnYxLlJlY29yZFNpZGUSLwoLY3JlYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlc29sdmVkGAkgASgIIooBCh1TdGFydFJlY29uY2lsaWF0aW9uUnVuUmVxdWVzdBIpCgVzY29wZRgBIAEoCzIaLmZpdG5lc3MudjEuUmVjb25jaWxlU2NvcGUSKQoFZGVwdGgYAiABKA4yGi5maXRuZXNzLnYxLlJlY29uY2lsZURlcHRoEhMKC3NhbXBsZV9yYXRlGAMgASgBIkwKHlN0YXJ0UmVjb25jaWxpYXRpb25SdW5SZXNwb25zZRIqCgNydW4YASABKAsyHS5maXRuZXNzLnYxLlJlY29uY2lsaWF0aW9uUnVuIi0KG0dldFJlY29uY2lsaWF0aW9uUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiSgocR2V0UmVjb25jaWxpYXRpb25SdW5SZXNwb25zZRIqCgNydW4YASABKAsyHS5maXRuZXNzLnYxLlJlY29uY2lsaWF0aW9uUnVuIlkKHUxpc3RSZWNvbmNpbGlhdGlvblJ1bnNSZXF1ZXN0EhEKCWRldGVjdF9pZBgBIAEoAxIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJmCh5MaXN0UmVjb25jaWxpYXRpb25SdW5zUmVzcG9uc2USKwoEcnVucxgBIAMoCzIdLmZpdG5lc3MudjEuUmVjb25jaWxpYXRpb25SdW4SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIi8KHVdhdGNoUmVjb25jaWxpYXRpb25SdW5SZXF1ZXN0Eg4KBnJ1bl9pZBgBIAEoCSJMCh5XYXRjaFJlY29uY2lsaWF0aW9uUnVuUmVzcG9uc2USKgoDcnVuGAEgASgLMh0uZml0bmVzcy52MS5SZWNvbmNpbGlhdGlvblJ1biJ+ChhMaXN0RGlzY3JlcGFuY2llc1JlcXVlc3QSDgoGcnVuX2lkGAEgASgJEisKBWNsYXNzGAIgASgOMhwuZml0bmVzcy52MS5EaXNjcmVwYW5jeUNsYXNzEhEKCXBhZ2Vfc2l6ZRgDIAEoBRISCgpwYWdlX3Rva2VuGAQgASgJImQKGUxpc3REaXNjcmVwYW5jaWVzUmVzcG9uc2USLgoNZGlzY3JlcGFuY2llcxgBIAMoCzIXLmZpdG5lc3MudjEuRGlzY3JlcGFuY3kSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJKogBCg5SZWNvbmNpbGVEZXB0aBIfChtSRUNPTkNJTEVfREVQVEhfVU5TUEVDSUZJRUQQABIaChZSRUNPTkNJTEVfREVQVEhfQ09VTlRTEAESHAoYUkVDT05DSUxFX0RFUFRIX1ZFUlNJT05TEAISGwoXUkVDT05DSUxFX0RFUFRIX0NPTlRFTlQQAyrgAQoIUnVuU3RhdGUSGQoVUlVOX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRUlVOX1NUQVRFX1BFTkRJTkcQARIVChFSVU5fU1RBVEVfUlVOTklORxACEiIKHlJVTl9TVEFURV9XQUlUSU5HX0ZPUl9DQVRDSF9VUBADEhcKE1JVTl9TVEFURV9TVUNDRUVERUQQBBIUChBSVU5fU1RBVEVfRkFJTEVEEAUSFAoQUlVOX1NUQVRFX1FVRVVFRBAGEiIKHlJVTl9TVEFURV9CT1VOREFSWV9OT1RfUkVBQ0hFRBAHKrwCChBEaXNjcmVwYW5jeUNsYXNzEiEKHURJU0NSRVBBTkNZX0NMQVNTX1VOU1BFQ0lGSUVEEAASJwojRElTQ1JFUEFOQ1lfQ0xBU1NfTUlTU0lOR19JTl9UQVJHRVQQARIqCiZESVNDUkVQQU5DWV9DTEFTU19TVEFMRV9UQVJHRVRfVkVSU0lPThACEioKJkRJU0NSRVBBTkNZX0NMQVNTX0RFTEVUSU9OX05PVF9BUFBMSUVEEAMSJgoiRElTQ1JFUEFOQ1lfQ0xBU1NfQ09OVEVOVF9NSVNNQVRDSBAEEi4KKkRJU0NSRVBBTkNZX0NMQVNTX1VORVhQRUNURURfVEFSR0VUX1JFQ09SRBAFEiwKKERJU0NSRVBBTkNZX0NMQVNTX1RBUkdFVF9BSEVBRF9PRl9TT1VSQ0UQBjK0BAoQUmVjb25jaWxlU2VydmljZRJvChZTdGFydFJlY29uY2lsaWF0aW9uUnVuEikuZml0bmVzcy52MS5TdGFydFJlY29uY2lsaWF0aW9uUnVuUmVxdWVzdBoqLmZpdG5lc3MudjEuU3RhcnRSZWNvbmNpbGlhdGlvblJ1blJlc3BvbnNlEmkKFEdldFJlY29uY2lsaWF0aW9uUnVuEicuZml0bmVzcy52MS5HZXRSZWNvbmNpbGlhdGlvblJ1blJlcXVlc3QaKC5maXRuZXNzLnYxLkdldFJlY29uY2lsaWF0aW9uUnVuUmVzcG9uc2USbwoWTGlzdFJlY29uY2lsaWF0aW9uUnVucxIpLmZpdG5lc3MudjEuTGlzdFJlY29uY2lsaWF0aW9uUnVuc1JlcXVlc3QaKi5maXRuZXNzLnYxLkxpc3RSZWNvbmNpbGlhdGlvblJ1bnNSZXNwb25zZRJxChZXYXRjaFJlY29uY2lsaWF0aW9uUnVuEikuZml0bmVzcy52MS5XYXRjaFJlY29uY2lsaWF0aW9uUnVuUmVxdWVzdBoqLmZpdG5lc3MudjEuV2F0Y2hSZWNvbmNpbGlhdGlvblJ1blJlc3BvbnNlMAESYAoRTGlzdERpc2NyZXBhbmNpZXMSJC5maXRuZXNzLnYxLkxpc3REaXNjcmVwYW5jaWVzUmVxdWVzdBolLmZpdG5lc3MudjEuTGlzdERpc2NyZXBhbmNpZXNSZXNwb25zZWIGcHJvdG8z", [file_google_protobuf_timestamp]);
+  fileDesc("ChpmaXRuZXNzL3YxL3JlY29uY2lsZS5wcm90bxIKZml0bmVzcy52MSJKCg5SZWNvbmNpbGVTY29wZRIRCglkZXRlY3RfaWQYASABKAMSEgoKcHJvamVjdF9pZBgCIAEoAxIRCglzY2hvb2xfaWQYAyABKAMi8gMKEVJlY29uY2lsaWF0aW9uUnVuEg4KBnJ1bl9pZBgBIAEoCRIpCgVzY29wZRgCIAEoCzIaLmZpdG5lc3MudjEuUmVjb25jaWxlU2NvcGUSKQoFZGVwdGgYAyABKA4yGi5maXRuZXNzLnYxLlJlY29uY2lsZURlcHRoEiMKBXN0YXRlGAQgASgOMhQuZml0bmVzcy52MS5SdW5TdGF0ZRIUCgxidWNrZXRzX2RvbmUYBSABKAMSFQoNYnVja2V0c190b3RhbBgGIAEoAxIVCg1yb3dzX2NvbXBhcmVkGAcgASgDEhkKEWRpc2NyZXBhbmN5X2NvdW50GAggASgDEhgKEGJvdW5kYXJ5X3JldHJpZXMYCSABKAUSDwoHbWVzc2FnZRgKIAEoCRIVCg1lcnJvcl9tZXNzYWdlGAsgASgJEi8KC2NyZWF0ZV90aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghlbmRfdGltZRgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLc2FtcGxlX3JhdGUYDiABKAESFwoPaW5fZmxpZ2h0X2NvdW50GA8gASgDEiQKBnNoYXJkcxgQIAMoCzIULmZpdG5lc3MudjEuUnVuU2hhcmQiqgEKCFJ1blNoYXJkEhAKCHNoYXJkX2lkGAEgASgJEjEKDWJvdW5kYXJ5X3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGFwcGxpZWRfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDgoGYmVoaW5kGAQgASgIEhcKD2luX2ZsaWdodF9jb3VudBgFIAEoAyJVCgpSZWNvcmRTaWRlEg8KB3ByZXNlbnQYASABKAgSDwoHdmVyc2lvbhgCIAEoAxISCgppc19kZWxldGVkGAMgASgIEhEKCWNhbm9uaWNhbBgEIAEoCSKeAwoLRGlzY3JlcGFuY3kSFgoOZGlzY3JlcGFuY3lfaWQYASABKAkSDgoGcnVuX2lkGAIgASgJEisKBWNsYXNzGAMgASgOMhwuZml0bmVzcy52MS5EaXNjcmVwYW5jeUNsYXNzEg8KB2RhdGFfaWQYBCABKAMSEQoJZGV0ZWN0X2lkGAUgASgDEiYKBnNvdXJjZRgGIAEoCzIWLmZpdG5lc3MudjEuUmVjb3JkU2lkZRImCgZ0YXJnZXQYByABKAsyFi5maXRuZXNzLnYxLlJlY29yZFNpZGUSLwoLY3JlYXRlX3RpbWUYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHJlc29sdmVkGAkgASgIEhoKEnJlc29sdmVkX2J5X3J1bl9pZBgKIAEoCRIwCgxyZXNvbHZlX3RpbWUYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKCnJlc29sdXRpb24YDCABKA4yIS5maXRuZXNzLnYxLkRpc2NyZXBhbmN5UmVzb2x1dGlvbiKKAQodU3RhcnRSZWNvbmNpbGlhdGlvblJ1blJlcXVlc3QSKQoFc2NvcGUYASABKAsyGi5maXRuZXNzLnYxLlJlY29uY2lsZVNjb3BlEikKBWRlcHRoGAIgASgOMhouZml0bmVzcy52MS5SZWNvbmNpbGVEZXB0aBITCgtzYW1wbGVfcmF0ZRgDIAEoASJMCh5TdGFydFJlY29uY2lsaWF0aW9uUnVuUmVzcG9uc2USKgoDcnVuGAEgASgLMh0uZml0bmVzcy52MS5SZWNvbmNpbGlhdGlvblJ1biItChtHZXRSZWNvbmNpbGlhdGlvblJ1blJlcXVlc3QSDgoGcnVuX2lkGAEgASgJIkoKHEdldFJlY29uY2lsaWF0aW9uUnVuUmVzcG9uc2USKgoDcnVuGAEgASgLMh0uZml0bmVzcy52MS5SZWNvbmNpbGlhdGlvblJ1biJZCh1MaXN0UmVjb25jaWxpYXRpb25SdW5zUmVxdWVzdBIRCglkZXRlY3RfaWQYASABKAMSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiZgoeTGlzdFJlY29uY2lsaWF0aW9uUnVuc1Jlc3BvbnNlEisKBHJ1bnMYASADKAsyHS5maXRuZXNzLnYxLlJlY29uY2lsaWF0aW9uUnVuEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSIvCh1XYXRjaFJlY29uY2lsaWF0aW9uUnVuUmVxdWVzdBIOCgZydW5faWQYASABKAkiTAoeV2F0Y2hSZWNvbmNpbGlhdGlvblJ1blJlc3BvbnNlEioKA3J1bhgBIAEoCzIdLmZpdG5lc3MudjEuUmVjb25jaWxpYXRpb25SdW4ilwEKGExpc3REaXNjcmVwYW5jaWVzUmVxdWVzdBIOCgZydW5faWQYASABKAkSKwoFY2xhc3MYAiABKA4yHC5maXRuZXNzLnYxLkRpc2NyZXBhbmN5Q2xhc3MSEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkSFwoPdW5yZXNvbHZlZF9vbmx5GAUgASgIImQKGUxpc3REaXNjcmVwYW5jaWVzUmVzcG9uc2USLgoNZGlzY3JlcGFuY2llcxgBIAMoCzIXLmZpdG5lc3MudjEuRGlzY3JlcGFuY3kSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIsMDChBDYW1wYWlnblNjaGVkdWxlEhEKCWRldGVjdF9pZBgBIAEoAxIzCg9maXJzdF9zZWVuX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKEWxhc3RfY2xlYW5fcnVuX2lkGAMgASgJEjMKD2xhc3RfY2xlYW5fdGltZRgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGwoTbGFzdF9jbGVhbl9yZXZpc2lvbhgFIAEoAxITCgtsYXN0X3J1bl9pZBgGIAEoCRIxCg1sYXN0X3J1bl90aW1lGAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1zYW1wbGVfY3Vyc29yGAggASgFEjQKEGxhc3Rfc2FtcGxlX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfYnVja2V0cxgKIAEoBRIVCg1idWNrZXRzX3RvdGFsGAsgASgFEjUKEW9sZGVzdF9jaGVja190aW1lGAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCI9ChRMaXN0Q2FtcGFpZ25zUmVxdWVzdBIRCglwYWdlX3NpemUYASABKAUSEgoKcGFnZV90b2tlbhgCIAEoCSJhChVMaXN0Q2FtcGFpZ25zUmVzcG9uc2USLwoJY2FtcGFpZ25zGAEgAygLMhwuZml0bmVzcy52MS5DYW1wYWlnblNjaGVkdWxlEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSqIAQoOUmVjb25jaWxlRGVwdGgSHwobUkVDT05DSUxFX0RFUFRIX1VOU1BFQ0lGSUVEEAASGgoWUkVDT05DSUxFX0RFUFRIX0NPVU5UUxABEhwKGFJFQ09OQ0lMRV9ERVBUSF9WRVJTSU9OUxACEhsKF1JFQ09OQ0lMRV9ERVBUSF9DT05URU5UEAMq4AEKCFJ1blN0YXRlEhkKFVJVTl9TVEFURV9VTlNQRUNJRklFRBAAEhUKEVJVTl9TVEFURV9QRU5ESU5HEAESFQoRUlVOX1NUQVRFX1JVTk5JTkcQAhIiCh5SVU5fU1RBVEVfV0FJVElOR19GT1JfQ0FUQ0hfVVAQAxIXChNSVU5fU1RBVEVfU1VDQ0VFREVEEAQSFAoQUlVOX1NUQVRFX0ZBSUxFRBAFEhQKEFJVTl9TVEFURV9RVUVVRUQQBhIiCh5SVU5fU1RBVEVfQk9VTkRBUllfTk9UX1JFQUNIRUQQByq8AgoQRGlzY3JlcGFuY3lDbGFzcxIhCh1ESVNDUkVQQU5DWV9DTEFTU19VTlNQRUNJRklFRBAAEicKI0RJU0NSRVBBTkNZX0NMQVNTX01JU1NJTkdfSU5fVEFSR0VUEAESKgomRElTQ1JFUEFOQ1lfQ0xBU1NfU1RBTEVfVEFSR0VUX1ZFUlNJT04QAhIqCiZESVNDUkVQQU5DWV9DTEFTU19ERUxFVElPTl9OT1RfQVBQTElFRBADEiYKIkRJU0NSRVBBTkNZX0NMQVNTX0NPTlRFTlRfTUlTTUFUQ0gQBBIuCipESVNDUkVQQU5DWV9DTEFTU19VTkVYUEVDVEVEX1RBUkdFVF9SRUNPUkQQBRIsCihESVNDUkVQQU5DWV9DTEFTU19UQVJHRVRfQUhFQURfT0ZfU09VUkNFEAYqkQEKFURpc2NyZXBhbmN5UmVzb2x1dGlvbhImCiJESVNDUkVQQU5DWV9SRVNPTFVUSU9OX1VOU1BFQ0lGSUVEEAASJAogRElTQ1JFUEFOQ1lfUkVTT0xVVElPTl9DTEVBTl9SVU4QARIqCiZESVNDUkVQQU5DWV9SRVNPTFVUSU9OX1ZFUklGSUVEX1JFUEFJUhACMooFChBSZWNvbmNpbGVTZXJ2aWNlEm8KFlN0YXJ0UmVjb25jaWxpYXRpb25SdW4SKS5maXRuZXNzLnYxLlN0YXJ0UmVjb25jaWxpYXRpb25SdW5SZXF1ZXN0GiouZml0bmVzcy52MS5TdGFydFJlY29uY2lsaWF0aW9uUnVuUmVzcG9uc2USaQoUR2V0UmVjb25jaWxpYXRpb25SdW4SJy5maXRuZXNzLnYxLkdldFJlY29uY2lsaWF0aW9uUnVuUmVxdWVzdBooLmZpdG5lc3MudjEuR2V0UmVjb25jaWxpYXRpb25SdW5SZXNwb25zZRJvChZMaXN0UmVjb25jaWxpYXRpb25SdW5zEikuZml0bmVzcy52MS5MaXN0UmVjb25jaWxpYXRpb25SdW5zUmVxdWVzdBoqLmZpdG5lc3MudjEuTGlzdFJlY29uY2lsaWF0aW9uUnVuc1Jlc3BvbnNlEnEKFldhdGNoUmVjb25jaWxpYXRpb25SdW4SKS5maXRuZXNzLnYxLldhdGNoUmVjb25jaWxpYXRpb25SdW5SZXF1ZXN0GiouZml0bmVzcy52MS5XYXRjaFJlY29uY2lsaWF0aW9uUnVuUmVzcG9uc2UwARJgChFMaXN0RGlzY3JlcGFuY2llcxIkLmZpdG5lc3MudjEuTGlzdERpc2NyZXBhbmNpZXNSZXF1ZXN0GiUuZml0bmVzcy52MS5MaXN0RGlzY3JlcGFuY2llc1Jlc3BvbnNlElQKDUxpc3RDYW1wYWlnbnMSIC5maXRuZXNzLnYxLkxpc3RDYW1wYWlnbnNSZXF1ZXN0GiEuZml0bmVzcy52MS5MaXN0Q2FtcGFpZ25zUmVzcG9uc2ViBnByb3RvMw", [file_google_protobuf_timestamp]);
 
 /**
  * ReconcileScope selects what a run compares.
@@ -335,11 +335,36 @@ export type Discrepancy = Message<"fitness.v1.Discrepancy"> & {
   createTime?: Timestamp | undefined;
 
   /**
-   * Whether a verified repair resolved it.
+   * Whether it is resolved: a verified repair fixed it, or a later
+   * SUCCEEDED run covering the record (its scope, and a depth that compares
+   * what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
    *
    * @generated from field: bool resolved = 9;
    */
   resolved: boolean;
+
+  /**
+   * The run that found the record consistent; empty unless resolution is
+   * CLEAN_RUN.
+   *
+   * @generated from field: string resolved_by_run_id = 10;
+   */
+  resolvedByRunId: string;
+
+  /**
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   *
+   * @generated from field: google.protobuf.Timestamp resolve_time = 11;
+   */
+  resolveTime?: Timestamp | undefined;
+
+  /**
+   * How it was resolved.
+   *
+   * @generated from field: fitness.v1.DiscrepancyResolution resolution = 12;
+   */
+  resolution: DiscrepancyResolution;
 };
 
 /**
@@ -585,6 +610,14 @@ export type ListDiscrepanciesRequest = Message<"fitness.v1.ListDiscrepanciesRequ
    * @generated from field: string page_token = 4;
    */
   pageToken: string;
+
+  /**
+   * Only the unresolved ones (neither a verified repair nor a later clean
+   * run resolved them).
+   *
+   * @generated from field: bool unresolved_only = 5;
+   */
+  unresolvedOnly: boolean;
 };
 
 /**
@@ -621,6 +654,163 @@ export type ListDiscrepanciesResponse = Message<"fitness.v1.ListDiscrepanciesRes
  */
 export const ListDiscrepanciesResponseSchema: GenMessage<ListDiscrepanciesResponse> = /*@__PURE__*/
   messageDesc(file_fitness_v1_reconcile, 14);
+
+/**
+ * CampaignSchedule is one campaign in the reconciliation schedule.
+ *
+ * @generated from message fitness.v1.CampaignSchedule
+ */
+export type CampaignSchedule = Message<"fitness.v1.CampaignSchedule"> & {
+  /**
+   * The campaign.
+   *
+   * @generated from field: int64 detect_id = 1;
+   */
+  detectId: bigint;
+
+  /**
+   * When the scheduler first saw the campaign on the shards.
+   *
+   * @generated from field: google.protobuf.Timestamp first_seen_time = 2;
+   */
+  firstSeenTime?: Timestamp | undefined;
+
+  /**
+   * The last clean scheduled run of the whole campaign (SUCCEEDED, no
+   * discrepancy); empty when none was clean.
+   *
+   * @generated from field: string last_clean_run_id = 3;
+   */
+  lastCleanRunId: string;
+
+  /**
+   * When that run ended; unset when none.
+   *
+   * @generated from field: google.protobuf.Timestamp last_clean_time = 4;
+   */
+  lastCleanTime?: Timestamp | undefined;
+
+  /**
+   * The campaign revision read before that run started; -1 when none. A
+   * campaign whose revision moved since is compared again at the next cycle.
+   *
+   * @generated from field: int64 last_clean_revision = 5;
+   */
+  lastCleanRevision: bigint;
+
+  /**
+   * The last whole-campaign run the scheduler started; empty when none.
+   *
+   * @generated from field: string last_run_id = 6;
+   */
+  lastRunId: string;
+
+  /**
+   * When that run ended; unset when none.
+   *
+   * @generated from field: google.protobuf.Timestamp last_run_time = 7;
+   */
+  lastRunTime?: Timestamp | undefined;
+
+  /**
+   * The first bucket of the next CONTENT sample.
+   *
+   * @generated from field: int32 sample_cursor = 8;
+   */
+  sampleCursor: number;
+
+  /**
+   * When the last CONTENT sample ended; unset when none.
+   *
+   * @generated from field: google.protobuf.Timestamp last_sample_time = 9;
+   */
+  lastSampleTime?: Timestamp | undefined;
+
+  /**
+   * Buckets ever compared at CONTENT depth, of buckets_total.
+   *
+   * @generated from field: int32 checked_buckets = 10;
+   */
+  checkedBuckets: number;
+
+  /**
+   * Buckets per comparison.
+   *
+   * @generated from field: int32 buckets_total = 11;
+   */
+  bucketsTotal: number;
+
+  /**
+   * When the bucket compared longest ago at CONTENT depth was compared;
+   * first_seen_time while some bucket never was.
+   *
+   * @generated from field: google.protobuf.Timestamp oldest_check_time = 12;
+   */
+  oldestCheckTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message fitness.v1.CampaignSchedule.
+ * Use `create(CampaignScheduleSchema)` to create a new message.
+ */
+export const CampaignScheduleSchema: GenMessage<CampaignSchedule> = /*@__PURE__*/
+  messageDesc(file_fitness_v1_reconcile, 15);
+
+/**
+ * Request message for ReconcileService.ListCampaigns.
+ *
+ * @generated from message fitness.v1.ListCampaignsRequest
+ */
+export type ListCampaignsRequest = Message<"fitness.v1.ListCampaignsRequest"> & {
+  /**
+   * Maximum campaigns per page (default 100, at most 1000).
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * Token from a previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message fitness.v1.ListCampaignsRequest.
+ * Use `create(ListCampaignsRequestSchema)` to create a new message.
+ */
+export const ListCampaignsRequestSchema: GenMessage<ListCampaignsRequest> = /*@__PURE__*/
+  messageDesc(file_fitness_v1_reconcile, 16);
+
+/**
+ * Response message for ReconcileService.ListCampaigns.
+ *
+ * @generated from message fitness.v1.ListCampaignsResponse
+ */
+export type ListCampaignsResponse = Message<"fitness.v1.ListCampaignsResponse"> & {
+  /**
+   * Campaigns ordered by detect_id.
+   *
+   * @generated from field: repeated fitness.v1.CampaignSchedule campaigns = 1;
+   */
+  campaigns: CampaignSchedule[];
+
+  /**
+   * Token for the next page; empty on the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message fitness.v1.ListCampaignsResponse.
+ * Use `create(ListCampaignsResponseSchema)` to create a new message.
+ */
+export const ListCampaignsResponseSchema: GenMessage<ListCampaignsResponse> = /*@__PURE__*/
+  messageDesc(file_fitness_v1_reconcile, 17);
 
 /**
  * ReconcileDepth is how deep a run compares.
@@ -802,6 +992,41 @@ export const DiscrepancyClassSchema: GenEnum<DiscrepancyClass> = /*@__PURE__*/
   enumDesc(file_fitness_v1_reconcile, 2);
 
 /**
+ * DiscrepancyResolution says how a discrepancy was resolved.
+ *
+ * @generated from enum fitness.v1.DiscrepancyResolution
+ */
+export enum DiscrepancyResolution {
+  /**
+   * Not resolved, or resolved before resolutions were recorded.
+   *
+   * @generated from enum value: DISCREPANCY_RESOLUTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A later SUCCEEDED run whose scope and depth cover the record found it
+   * consistent (resolved_by_run_id names it).
+   *
+   * @generated from enum value: DISCREPANCY_RESOLUTION_CLEAN_RUN = 1;
+   */
+  CLEAN_RUN = 1,
+
+  /**
+   * A verified repair fixed it.
+   *
+   * @generated from enum value: DISCREPANCY_RESOLUTION_VERIFIED_REPAIR = 2;
+   */
+  VERIFIED_REPAIR = 2,
+}
+
+/**
+ * Describes the enum fitness.v1.DiscrepancyResolution.
+ */
+export const DiscrepancyResolutionSchema: GenEnum<DiscrepancyResolution> = /*@__PURE__*/
+  enumDesc(file_fitness_v1_reconcile, 3);
+
+/**
  * ReconcileService compares the ClickHouse projection with the authoritative
  * shard tables within a campaign scope and a revision boundary, and classifies
  * every discrepancy it finds. Runs are resources with a state machine; they
@@ -860,6 +1085,18 @@ export const ReconcileService: GenService<{
     methodKind: "unary";
     input: typeof ListDiscrepanciesRequestSchema;
     output: typeof ListDiscrepanciesResponseSchema;
+  },
+  /**
+   * Lists the campaigns of the reconciliation schedule (every campaign the
+   * shards hold, seen by the scheduler) with their last clean scheduled run
+   * and the progress of their rotating CONTENT sample.
+   *
+   * @generated from rpc fitness.v1.ReconcileService.ListCampaigns
+   */
+  listCampaigns: {
+    methodKind: "unary";
+    input: typeof ListCampaignsRequestSchema;
+    output: typeof ListCampaignsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_fitness_v1_reconcile, 0);

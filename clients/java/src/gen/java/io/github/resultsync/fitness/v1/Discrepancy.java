@@ -35,6 +35,8 @@ private static final long serialVersionUID = 0L;
     discrepancyId_ = "";
     runId_ = "";
     class__ = 0;
+    resolvedByRunId_ = "";
+    resolution_ = 0;
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -319,7 +321,9 @@ private static final long serialVersionUID = 0L;
   private boolean resolved_ = false;
   /**
    * <pre>
-   * Whether a verified repair resolved it.
+   * Whether it is resolved: a verified repair fixed it, or a later
+   * SUCCEEDED run covering the record (its scope, and a depth that compares
+   * what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
    * </pre>
    *
    * <code>bool resolved = 9 [json_name = "resolved"];</code>
@@ -328,6 +332,122 @@ private static final long serialVersionUID = 0L;
   @java.lang.Override
   public boolean getResolved() {
     return resolved_;
+  }
+
+  public static final int RESOLVED_BY_RUN_ID_FIELD_NUMBER = 10;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object resolvedByRunId_ = "";
+  /**
+   * <pre>
+   * The run that found the record consistent; empty unless resolution is
+   * CLEAN_RUN.
+   * </pre>
+   *
+   * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+   * @return The resolvedByRunId.
+   */
+  @java.lang.Override
+  public java.lang.String getResolvedByRunId() {
+    java.lang.Object ref = resolvedByRunId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      resolvedByRunId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * The run that found the record consistent; empty unless resolution is
+   * CLEAN_RUN.
+   * </pre>
+   *
+   * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+   * @return The bytes for resolvedByRunId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getResolvedByRunIdBytes() {
+    java.lang.Object ref = resolvedByRunId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      resolvedByRunId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
+  public static final int RESOLVE_TIME_FIELD_NUMBER = 11;
+  private com.google.protobuf.Timestamp resolveTime_;
+  /**
+   * <pre>
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+   * @return Whether the resolveTime field is set.
+   */
+  @java.lang.Override
+  public boolean hasResolveTime() {
+    return ((bitField0_ & 0x00000008) != 0);
+  }
+  /**
+   * <pre>
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+   * @return The resolveTime.
+   */
+  @java.lang.Override
+  public com.google.protobuf.Timestamp getResolveTime() {
+    return resolveTime_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : resolveTime_;
+  }
+  /**
+   * <pre>
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+   */
+  @java.lang.Override
+  public com.google.protobuf.TimestampOrBuilder getResolveTimeOrBuilder() {
+    return resolveTime_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : resolveTime_;
+  }
+
+  public static final int RESOLUTION_FIELD_NUMBER = 12;
+  private int resolution_ = 0;
+  /**
+   * <pre>
+   * How it was resolved.
+   * </pre>
+   *
+   * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+   * @return The enum numeric value on the wire for resolution.
+   */
+  @java.lang.Override public int getResolutionValue() {
+    return resolution_;
+  }
+  /**
+   * <pre>
+   * How it was resolved.
+   * </pre>
+   *
+   * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+   * @return The resolution.
+   */
+  @java.lang.Override public io.github.resultsync.fitness.v1.DiscrepancyResolution getResolution() {
+    io.github.resultsync.fitness.v1.DiscrepancyResolution result = io.github.resultsync.fitness.v1.DiscrepancyResolution.forNumber(resolution_);
+    return result == null ? io.github.resultsync.fitness.v1.DiscrepancyResolution.UNRECOGNIZED : result;
   }
 
   private byte memoizedIsInitialized = -1;
@@ -370,6 +490,15 @@ private static final long serialVersionUID = 0L;
     }
     if (resolved_ != false) {
       output.writeBool(9, resolved_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(resolvedByRunId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 10, resolvedByRunId_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      output.writeMessage(11, getResolveTime());
+    }
+    if (resolution_ != io.github.resultsync.fitness.v1.DiscrepancyResolution.DISCREPANCY_RESOLUTION_UNSPECIFIED.getNumber()) {
+      output.writeEnum(12, resolution_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -414,6 +543,17 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeBoolSize(9, resolved_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(resolvedByRunId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(10, resolvedByRunId_);
+    }
+    if (((bitField0_ & 0x00000008) != 0)) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(11, getResolveTime());
+    }
+    if (resolution_ != io.github.resultsync.fitness.v1.DiscrepancyResolution.DISCREPANCY_RESOLUTION_UNSPECIFIED.getNumber()) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeEnumSize(12, resolution_);
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -455,6 +595,14 @@ private static final long serialVersionUID = 0L;
     }
     if (getResolved()
         != other.getResolved()) return false;
+    if (!getResolvedByRunId()
+        .equals(other.getResolvedByRunId())) return false;
+    if (hasResolveTime() != other.hasResolveTime()) return false;
+    if (hasResolveTime()) {
+      if (!getResolveTime()
+          .equals(other.getResolveTime())) return false;
+    }
+    if (resolution_ != other.resolution_) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -493,6 +641,14 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + RESOLVED_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
         getResolved());
+    hash = (37 * hash) + RESOLVED_BY_RUN_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getResolvedByRunId().hashCode();
+    if (hasResolveTime()) {
+      hash = (37 * hash) + RESOLVE_TIME_FIELD_NUMBER;
+      hash = (53 * hash) + getResolveTime().hashCode();
+    }
+    hash = (37 * hash) + RESOLUTION_FIELD_NUMBER;
+    hash = (53 * hash) + resolution_;
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -630,6 +786,7 @@ private static final long serialVersionUID = 0L;
         internalGetSourceFieldBuilder();
         internalGetTargetFieldBuilder();
         internalGetCreateTimeFieldBuilder();
+        internalGetResolveTimeFieldBuilder();
       }
     }
     @java.lang.Override
@@ -657,6 +814,13 @@ private static final long serialVersionUID = 0L;
         createTimeBuilder_ = null;
       }
       resolved_ = false;
+      resolvedByRunId_ = "";
+      resolveTime_ = null;
+      if (resolveTimeBuilder_ != null) {
+        resolveTimeBuilder_.dispose();
+        resolveTimeBuilder_ = null;
+      }
+      resolution_ = 0;
       return this;
     }
 
@@ -727,6 +891,18 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000100) != 0)) {
         result.resolved_ = resolved_;
       }
+      if (((from_bitField0_ & 0x00000200) != 0)) {
+        result.resolvedByRunId_ = resolvedByRunId_;
+      }
+      if (((from_bitField0_ & 0x00000400) != 0)) {
+        result.resolveTime_ = resolveTimeBuilder_ == null
+            ? resolveTime_
+            : resolveTimeBuilder_.build();
+        to_bitField0_ |= 0x00000008;
+      }
+      if (((from_bitField0_ & 0x00000800) != 0)) {
+        result.resolution_ = resolution_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -772,6 +948,17 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getResolved() != false) {
         setResolved(other.getResolved());
+      }
+      if (!other.getResolvedByRunId().isEmpty()) {
+        resolvedByRunId_ = other.resolvedByRunId_;
+        bitField0_ |= 0x00000200;
+        onChanged();
+      }
+      if (other.hasResolveTime()) {
+        mergeResolveTime(other.getResolveTime());
+      }
+      if (other.resolution_ != 0) {
+        setResolutionValue(other.getResolutionValue());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -850,6 +1037,23 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000100;
               break;
             } // case 72
+            case 82: {
+              resolvedByRunId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000200;
+              break;
+            } // case 82
+            case 90: {
+              input.readMessage(
+                  internalGetResolveTimeFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              bitField0_ |= 0x00000400;
+              break;
+            } // case 90
+            case 96: {
+              resolution_ = input.readEnum();
+              bitField0_ |= 0x00000800;
+              break;
+            } // case 96
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1684,7 +1888,9 @@ private static final long serialVersionUID = 0L;
     private boolean resolved_ ;
     /**
      * <pre>
-     * Whether a verified repair resolved it.
+     * Whether it is resolved: a verified repair fixed it, or a later
+     * SUCCEEDED run covering the record (its scope, and a depth that compares
+     * what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
      * </pre>
      *
      * <code>bool resolved = 9 [json_name = "resolved"];</code>
@@ -1696,7 +1902,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Whether a verified repair resolved it.
+     * Whether it is resolved: a verified repair fixed it, or a later
+     * SUCCEEDED run covering the record (its scope, and a depth that compares
+     * what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
      * </pre>
      *
      * <code>bool resolved = 9 [json_name = "resolved"];</code>
@@ -1712,7 +1920,9 @@ private static final long serialVersionUID = 0L;
     }
     /**
      * <pre>
-     * Whether a verified repair resolved it.
+     * Whether it is resolved: a verified repair fixed it, or a later
+     * SUCCEEDED run covering the record (its scope, and a depth that compares
+     * what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
      * </pre>
      *
      * <code>bool resolved = 9 [json_name = "resolved"];</code>
@@ -1721,6 +1931,340 @@ private static final long serialVersionUID = 0L;
     public Builder clearResolved() {
       bitField0_ = (bitField0_ & ~0x00000100);
       resolved_ = false;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object resolvedByRunId_ = "";
+    /**
+     * <pre>
+     * The run that found the record consistent; empty unless resolution is
+     * CLEAN_RUN.
+     * </pre>
+     *
+     * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+     * @return The resolvedByRunId.
+     */
+    public java.lang.String getResolvedByRunId() {
+      java.lang.Object ref = resolvedByRunId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        resolvedByRunId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The run that found the record consistent; empty unless resolution is
+     * CLEAN_RUN.
+     * </pre>
+     *
+     * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+     * @return The bytes for resolvedByRunId.
+     */
+    public com.google.protobuf.ByteString
+        getResolvedByRunIdBytes() {
+      java.lang.Object ref = resolvedByRunId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        resolvedByRunId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * The run that found the record consistent; empty unless resolution is
+     * CLEAN_RUN.
+     * </pre>
+     *
+     * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+     * @param value The resolvedByRunId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResolvedByRunId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      resolvedByRunId_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The run that found the record consistent; empty unless resolution is
+     * CLEAN_RUN.
+     * </pre>
+     *
+     * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearResolvedByRunId() {
+      resolvedByRunId_ = getDefaultInstance().getResolvedByRunId();
+      bitField0_ = (bitField0_ & ~0x00000200);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * The run that found the record consistent; empty unless resolution is
+     * CLEAN_RUN.
+     * </pre>
+     *
+     * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+     * @param value The bytes for resolvedByRunId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResolvedByRunIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      resolvedByRunId_ = value;
+      bitField0_ |= 0x00000200;
+      onChanged();
+      return this;
+    }
+
+    private com.google.protobuf.Timestamp resolveTime_;
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> resolveTimeBuilder_;
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     * @return Whether the resolveTime field is set.
+     */
+    public boolean hasResolveTime() {
+      return ((bitField0_ & 0x00000400) != 0);
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     * @return The resolveTime.
+     */
+    public com.google.protobuf.Timestamp getResolveTime() {
+      if (resolveTimeBuilder_ == null) {
+        return resolveTime_ == null ? com.google.protobuf.Timestamp.getDefaultInstance() : resolveTime_;
+      } else {
+        return resolveTimeBuilder_.getMessage();
+      }
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    public Builder setResolveTime(com.google.protobuf.Timestamp value) {
+      if (resolveTimeBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        resolveTime_ = value;
+      } else {
+        resolveTimeBuilder_.setMessage(value);
+      }
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    public Builder setResolveTime(
+        com.google.protobuf.Timestamp.Builder builderForValue) {
+      if (resolveTimeBuilder_ == null) {
+        resolveTime_ = builderForValue.build();
+      } else {
+        resolveTimeBuilder_.setMessage(builderForValue.build());
+      }
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    public Builder mergeResolveTime(com.google.protobuf.Timestamp value) {
+      if (resolveTimeBuilder_ == null) {
+        if (((bitField0_ & 0x00000400) != 0) &&
+          resolveTime_ != null &&
+          resolveTime_ != com.google.protobuf.Timestamp.getDefaultInstance()) {
+          getResolveTimeBuilder().mergeFrom(value);
+        } else {
+          resolveTime_ = value;
+        }
+      } else {
+        resolveTimeBuilder_.mergeFrom(value);
+      }
+      if (resolveTime_ != null) {
+        bitField0_ |= 0x00000400;
+        onChanged();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    public Builder clearResolveTime() {
+      bitField0_ = (bitField0_ & ~0x00000400);
+      resolveTime_ = null;
+      if (resolveTimeBuilder_ != null) {
+        resolveTimeBuilder_.dispose();
+        resolveTimeBuilder_ = null;
+      }
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    public com.google.protobuf.Timestamp.Builder getResolveTimeBuilder() {
+      bitField0_ |= 0x00000400;
+      onChanged();
+      return internalGetResolveTimeFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    public com.google.protobuf.TimestampOrBuilder getResolveTimeOrBuilder() {
+      if (resolveTimeBuilder_ != null) {
+        return resolveTimeBuilder_.getMessageOrBuilder();
+      } else {
+        return resolveTime_ == null ?
+            com.google.protobuf.Timestamp.getDefaultInstance() : resolveTime_;
+      }
+    }
+    /**
+     * <pre>
+     * When it was resolved; unset while unresolved (and for discrepancies
+     * resolved before resolution times were recorded).
+     * </pre>
+     *
+     * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder> 
+        internalGetResolveTimeFieldBuilder() {
+      if (resolveTimeBuilder_ == null) {
+        resolveTimeBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            com.google.protobuf.Timestamp, com.google.protobuf.Timestamp.Builder, com.google.protobuf.TimestampOrBuilder>(
+                getResolveTime(),
+                getParentForChildren(),
+                isClean());
+        resolveTime_ = null;
+      }
+      return resolveTimeBuilder_;
+    }
+
+    private int resolution_ = 0;
+    /**
+     * <pre>
+     * How it was resolved.
+     * </pre>
+     *
+     * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+     * @return The enum numeric value on the wire for resolution.
+     */
+    @java.lang.Override public int getResolutionValue() {
+      return resolution_;
+    }
+    /**
+     * <pre>
+     * How it was resolved.
+     * </pre>
+     *
+     * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+     * @param value The enum numeric value on the wire for resolution to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResolutionValue(int value) {
+      resolution_ = value;
+      bitField0_ |= 0x00000800;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How it was resolved.
+     * </pre>
+     *
+     * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+     * @return The resolution.
+     */
+    @java.lang.Override
+    public io.github.resultsync.fitness.v1.DiscrepancyResolution getResolution() {
+      io.github.resultsync.fitness.v1.DiscrepancyResolution result = io.github.resultsync.fitness.v1.DiscrepancyResolution.forNumber(resolution_);
+      return result == null ? io.github.resultsync.fitness.v1.DiscrepancyResolution.UNRECOGNIZED : result;
+    }
+    /**
+     * <pre>
+     * How it was resolved.
+     * </pre>
+     *
+     * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+     * @param value The resolution to set.
+     * @return This builder for chaining.
+     */
+    public Builder setResolution(io.github.resultsync.fitness.v1.DiscrepancyResolution value) {
+      if (value == null) { throw new NullPointerException(); }
+      bitField0_ |= 0x00000800;
+      resolution_ = value.getNumber();
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * How it was resolved.
+     * </pre>
+     *
+     * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearResolution() {
+      bitField0_ = (bitField0_ & ~0x00000800);
+      resolution_ = 0;
       onChanged();
       return this;
     }

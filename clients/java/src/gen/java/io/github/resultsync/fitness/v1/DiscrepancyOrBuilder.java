@@ -172,11 +172,84 @@ public interface DiscrepancyOrBuilder extends
 
   /**
    * <pre>
-   * Whether a verified repair resolved it.
+   * Whether it is resolved: a verified repair fixed it, or a later
+   * SUCCEEDED run covering the record (its scope, and a depth that compares
+   * what differed: CONTENT for CONTENT_MISMATCH) found it consistent.
    * </pre>
    *
    * <code>bool resolved = 9 [json_name = "resolved"];</code>
    * @return The resolved.
    */
   boolean getResolved();
+
+  /**
+   * <pre>
+   * The run that found the record consistent; empty unless resolution is
+   * CLEAN_RUN.
+   * </pre>
+   *
+   * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+   * @return The resolvedByRunId.
+   */
+  java.lang.String getResolvedByRunId();
+  /**
+   * <pre>
+   * The run that found the record consistent; empty unless resolution is
+   * CLEAN_RUN.
+   * </pre>
+   *
+   * <code>string resolved_by_run_id = 10 [json_name = "resolvedByRunId"];</code>
+   * @return The bytes for resolvedByRunId.
+   */
+  com.google.protobuf.ByteString
+      getResolvedByRunIdBytes();
+
+  /**
+   * <pre>
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+   * @return Whether the resolveTime field is set.
+   */
+  boolean hasResolveTime();
+  /**
+   * <pre>
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+   * @return The resolveTime.
+   */
+  com.google.protobuf.Timestamp getResolveTime();
+  /**
+   * <pre>
+   * When it was resolved; unset while unresolved (and for discrepancies
+   * resolved before resolution times were recorded).
+   * </pre>
+   *
+   * <code>.google.protobuf.Timestamp resolve_time = 11 [json_name = "resolveTime"];</code>
+   */
+  com.google.protobuf.TimestampOrBuilder getResolveTimeOrBuilder();
+
+  /**
+   * <pre>
+   * How it was resolved.
+   * </pre>
+   *
+   * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+   * @return The enum numeric value on the wire for resolution.
+   */
+  int getResolutionValue();
+  /**
+   * <pre>
+   * How it was resolved.
+   * </pre>
+   *
+   * <code>.fitness.v1.DiscrepancyResolution resolution = 12 [json_name = "resolution"];</code>
+   * @return The resolution.
+   */
+  io.github.resultsync.fitness.v1.DiscrepancyResolution getResolution();
 }

@@ -185,6 +185,22 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int UNRESOLVED_ONLY_FIELD_NUMBER = 5;
+  private boolean unresolvedOnly_ = false;
+  /**
+   * <pre>
+   * Only the unresolved ones (neither a verified repair nor a later clean
+   * run resolved them).
+   * </pre>
+   *
+   * <code>bool unresolved_only = 5 [json_name = "unresolvedOnly"];</code>
+   * @return The unresolvedOnly.
+   */
+  @java.lang.Override
+  public boolean getUnresolvedOnly() {
+    return unresolvedOnly_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -211,6 +227,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 4, pageToken_);
     }
+    if (unresolvedOnly_ != false) {
+      output.writeBool(5, unresolvedOnly_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -234,6 +253,10 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(pageToken_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(4, pageToken_);
     }
+    if (unresolvedOnly_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(5, unresolvedOnly_);
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -256,6 +279,8 @@ private static final long serialVersionUID = 0L;
         != other.getPageSize()) return false;
     if (!getPageToken()
         .equals(other.getPageToken())) return false;
+    if (getUnresolvedOnly()
+        != other.getUnresolvedOnly()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -275,6 +300,9 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getPageSize();
     hash = (37 * hash) + PAGE_TOKEN_FIELD_NUMBER;
     hash = (53 * hash) + getPageToken().hashCode();
+    hash = (37 * hash) + UNRESOLVED_ONLY_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getUnresolvedOnly());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -414,6 +442,7 @@ private static final long serialVersionUID = 0L;
       class__ = 0;
       pageSize_ = 0;
       pageToken_ = "";
+      unresolvedOnly_ = false;
       return this;
     }
 
@@ -459,6 +488,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         result.pageToken_ = pageToken_;
       }
+      if (((from_bitField0_ & 0x00000010) != 0)) {
+        result.unresolvedOnly_ = unresolvedOnly_;
+      }
     }
 
     @java.lang.Override
@@ -488,6 +520,9 @@ private static final long serialVersionUID = 0L;
         pageToken_ = other.pageToken_;
         bitField0_ |= 0x00000008;
         onChanged();
+      }
+      if (other.getUnresolvedOnly() != false) {
+        setUnresolvedOnly(other.getUnresolvedOnly());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -535,6 +570,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000008;
               break;
             } // case 34
+            case 40: {
+              unresolvedOnly_ = input.readBool();
+              bitField0_ |= 0x00000010;
+              break;
+            } // case 40
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -847,6 +887,53 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       pageToken_ = value;
       bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+
+    private boolean unresolvedOnly_ ;
+    /**
+     * <pre>
+     * Only the unresolved ones (neither a verified repair nor a later clean
+     * run resolved them).
+     * </pre>
+     *
+     * <code>bool unresolved_only = 5 [json_name = "unresolvedOnly"];</code>
+     * @return The unresolvedOnly.
+     */
+    @java.lang.Override
+    public boolean getUnresolvedOnly() {
+      return unresolvedOnly_;
+    }
+    /**
+     * <pre>
+     * Only the unresolved ones (neither a verified repair nor a later clean
+     * run resolved them).
+     * </pre>
+     *
+     * <code>bool unresolved_only = 5 [json_name = "unresolvedOnly"];</code>
+     * @param value The unresolvedOnly to set.
+     * @return This builder for chaining.
+     */
+    public Builder setUnresolvedOnly(boolean value) {
+
+      unresolvedOnly_ = value;
+      bitField0_ |= 0x00000010;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Only the unresolved ones (neither a verified repair nor a later clean
+     * run resolved them).
+     * </pre>
+     *
+     * <code>bool unresolved_only = 5 [json_name = "unresolvedOnly"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearUnresolvedOnly() {
+      bitField0_ = (bitField0_ & ~0x00000010);
+      unresolvedOnly_ = false;
       onChanged();
       return this;
     }

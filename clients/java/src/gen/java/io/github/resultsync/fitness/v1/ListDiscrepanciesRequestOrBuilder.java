@@ -78,4 +78,15 @@ public interface ListDiscrepanciesRequestOrBuilder extends
    */
   com.google.protobuf.ByteString
       getPageTokenBytes();
+
+  /**
+   * <pre>
+   * Only the unresolved ones (neither a verified repair nor a later clean
+   * run resolved them).
+   * </pre>
+   *
+   * <code>bool unresolved_only = 5 [json_name = "unresolvedOnly"];</code>
+   * @return The unresolvedOnly.
+   */
+  boolean getUnresolvedOnly();
 }

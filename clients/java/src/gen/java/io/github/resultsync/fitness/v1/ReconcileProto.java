@@ -101,6 +101,21 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_fitness_v1_ListDiscrepanciesResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_fitness_v1_CampaignSchedule_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_fitness_v1_CampaignSchedule_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_fitness_v1_ListCampaignsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_fitness_v1_ListCampaignsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_fitness_v1_ListCampaignsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_fitness_v1_ListCampaignsResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -140,7 +155,7 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
       "\003R\rinFlightCount\"}\n\nRecordSide\022\030\n\007presen" +
       "t\030\001 \001(\010R\007present\022\030\n\007version\030\002 \001(\003R\007versi" +
       "on\022\035\n\nis_deleted\030\003 \001(\010R\tisDeleted\022\034\n\tcan" +
-      "onical\030\004 \001(\tR\tcanonical\"\356\002\n\013Discrepancy\022" +
+      "onical\030\004 \001(\tR\tcanonical\"\235\004\n\013Discrepancy\022" +
       "%\n\016discrepancy_id\030\001 \001(\tR\rdiscrepancyId\022\025" +
       "\n\006run_id\030\002 \001(\tR\005runId\0222\n\005class\030\003 \001(\0162\034.f" +
       "itness.v1.DiscrepancyClassR\005class\022\027\n\007dat" +
@@ -149,69 +164,101 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
       "ordSideR\006source\022.\n\006target\030\007 \001(\0132\026.fitnes" +
       "s.v1.RecordSideR\006target\022;\n\013create_time\030\010" +
       " \001(\0132\032.google.protobuf.TimestampR\ncreate" +
-      "Time\022\032\n\010resolved\030\t \001(\010R\010resolved\"\244\001\n\035Sta" +
-      "rtReconciliationRunRequest\0220\n\005scope\030\001 \001(" +
-      "\0132\032.fitness.v1.ReconcileScopeR\005scope\0220\n\005" +
-      "depth\030\002 \001(\0162\032.fitness.v1.ReconcileDepthR" +
-      "\005depth\022\037\n\013sample_rate\030\003 \001(\001R\nsampleRate\"" +
-      "Q\n\036StartReconciliationRunResponse\022/\n\003run" +
-      "\030\001 \001(\0132\035.fitness.v1.ReconciliationRunR\003r" +
-      "un\"4\n\033GetReconciliationRunRequest\022\025\n\006run" +
-      "_id\030\001 \001(\tR\005runId\"O\n\034GetReconciliationRun" +
+      "Time\022\032\n\010resolved\030\t \001(\010R\010resolved\022+\n\022reso" +
+      "lved_by_run_id\030\n \001(\tR\017resolvedByRunId\022=\n" +
+      "\014resolve_time\030\013 \001(\0132\032.google.protobuf.Ti" +
+      "mestampR\013resolveTime\022A\n\nresolution\030\014 \001(\016" +
+      "2!.fitness.v1.DiscrepancyResolutionR\nres" +
+      "olution\"\244\001\n\035StartReconciliationRunReques" +
+      "t\0220\n\005scope\030\001 \001(\0132\032.fitness.v1.ReconcileS" +
+      "copeR\005scope\0220\n\005depth\030\002 \001(\0162\032.fitness.v1." +
+      "ReconcileDepthR\005depth\022\037\n\013sample_rate\030\003 \001" +
+      "(\001R\nsampleRate\"Q\n\036StartReconciliationRun" +
       "Response\022/\n\003run\030\001 \001(\0132\035.fitness.v1.Recon" +
-      "ciliationRunR\003run\"x\n\035ListReconciliationR" +
-      "unsRequest\022\033\n\tdetect_id\030\001 \001(\003R\010detectId\022" +
-      "\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage_tok" +
-      "en\030\003 \001(\tR\tpageToken\"{\n\036ListReconciliatio" +
-      "nRunsResponse\0221\n\004runs\030\001 \003(\0132\035.fitness.v1" +
-      ".ReconciliationRunR\004runs\022&\n\017next_page_to" +
-      "ken\030\002 \001(\tR\rnextPageToken\"6\n\035WatchReconci" +
-      "liationRunRequest\022\025\n\006run_id\030\001 \001(\tR\005runId" +
-      "\"Q\n\036WatchReconciliationRunResponse\022/\n\003ru" +
-      "n\030\001 \001(\0132\035.fitness.v1.ReconciliationRunR\003" +
-      "run\"\241\001\n\030ListDiscrepanciesRequest\022\025\n\006run_" +
-      "id\030\001 \001(\tR\005runId\0222\n\005class\030\002 \001(\0162\034.fitness" +
-      ".v1.DiscrepancyClassR\005class\022\033\n\tpage_size" +
-      "\030\003 \001(\005R\010pageSize\022\035\n\npage_token\030\004 \001(\tR\tpa" +
-      "geToken\"\202\001\n\031ListDiscrepanciesResponse\022=\n" +
-      "\rdiscrepancies\030\001 \003(\0132\027.fitness.v1.Discre" +
-      "pancyR\rdiscrepancies\022&\n\017next_page_token\030" +
-      "\002 \001(\tR\rnextPageToken*\210\001\n\016ReconcileDepth\022" +
-      "\037\n\033RECONCILE_DEPTH_UNSPECIFIED\020\000\022\032\n\026RECO" +
-      "NCILE_DEPTH_COUNTS\020\001\022\034\n\030RECONCILE_DEPTH_" +
-      "VERSIONS\020\002\022\033\n\027RECONCILE_DEPTH_CONTENT\020\003*" +
-      "\340\001\n\010RunState\022\031\n\025RUN_STATE_UNSPECIFIED\020\000\022" +
-      "\025\n\021RUN_STATE_PENDING\020\001\022\025\n\021RUN_STATE_RUNN" +
-      "ING\020\002\022\"\n\036RUN_STATE_WAITING_FOR_CATCH_UP\020" +
-      "\003\022\027\n\023RUN_STATE_SUCCEEDED\020\004\022\024\n\020RUN_STATE_" +
-      "FAILED\020\005\022\024\n\020RUN_STATE_QUEUED\020\006\022\"\n\036RUN_ST" +
-      "ATE_BOUNDARY_NOT_REACHED\020\007*\274\002\n\020Discrepan" +
-      "cyClass\022!\n\035DISCREPANCY_CLASS_UNSPECIFIED" +
-      "\020\000\022\'\n#DISCREPANCY_CLASS_MISSING_IN_TARGE" +
-      "T\020\001\022*\n&DISCREPANCY_CLASS_STALE_TARGET_VE" +
-      "RSION\020\002\022*\n&DISCREPANCY_CLASS_DELETION_NO" +
-      "T_APPLIED\020\003\022&\n\"DISCREPANCY_CLASS_CONTENT" +
-      "_MISMATCH\020\004\022.\n*DISCREPANCY_CLASS_UNEXPEC" +
-      "TED_TARGET_RECORD\020\005\022,\n(DISCREPANCY_CLASS" +
-      "_TARGET_AHEAD_OF_SOURCE\020\0062\264\004\n\020ReconcileS" +
-      "ervice\022o\n\026StartReconciliationRun\022).fitne" +
-      "ss.v1.StartReconciliationRunRequest\032*.fi" +
-      "tness.v1.StartReconciliationRunResponse\022" +
-      "i\n\024GetReconciliationRun\022\'.fitness.v1.Get" +
-      "ReconciliationRunRequest\032(.fitness.v1.Ge" +
-      "tReconciliationRunResponse\022o\n\026ListReconc" +
-      "iliationRuns\022).fitness.v1.ListReconcilia" +
-      "tionRunsRequest\032*.fitness.v1.ListReconci" +
-      "liationRunsResponse\022q\n\026WatchReconciliati" +
-      "onRun\022).fitness.v1.WatchReconciliationRu" +
-      "nRequest\032*.fitness.v1.WatchReconciliatio" +
-      "nRunResponse0\001\022`\n\021ListDiscrepancies\022$.fi" +
-      "tness.v1.ListDiscrepanciesRequest\032%.fitn" +
-      "ess.v1.ListDiscrepanciesResponseBz\n\037io.g" +
-      "ithub.resultsync.fitness.v1B\016ReconcilePr" +
-      "otoP\001\242\002\003FXX\252\002\nFitness.V1\312\002\nFitness\\V1\342\002\026" +
-      "Fitness\\V1\\GPBMetadata\352\002\013Fitness::V1b\006pr" +
-      "oto3"
+      "ciliationRunR\003run\"4\n\033GetReconciliationRu" +
+      "nRequest\022\025\n\006run_id\030\001 \001(\tR\005runId\"O\n\034GetRe" +
+      "conciliationRunResponse\022/\n\003run\030\001 \001(\0132\035.f" +
+      "itness.v1.ReconciliationRunR\003run\"x\n\035List" +
+      "ReconciliationRunsRequest\022\033\n\tdetect_id\030\001" +
+      " \001(\003R\010detectId\022\033\n\tpage_size\030\002 \001(\005R\010pageS" +
+      "ize\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"{\n\036Li" +
+      "stReconciliationRunsResponse\0221\n\004runs\030\001 \003" +
+      "(\0132\035.fitness.v1.ReconciliationRunR\004runs\022" +
+      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
+      "6\n\035WatchReconciliationRunRequest\022\025\n\006run_" +
+      "id\030\001 \001(\tR\005runId\"Q\n\036WatchReconciliationRu" +
+      "nResponse\022/\n\003run\030\001 \001(\0132\035.fitness.v1.Reco" +
+      "nciliationRunR\003run\"\312\001\n\030ListDiscrepancies" +
+      "Request\022\025\n\006run_id\030\001 \001(\tR\005runId\0222\n\005class\030" +
+      "\002 \001(\0162\034.fitness.v1.DiscrepancyClassR\005cla" +
+      "ss\022\033\n\tpage_size\030\003 \001(\005R\010pageSize\022\035\n\npage_" +
+      "token\030\004 \001(\tR\tpageToken\022\'\n\017unresolved_onl" +
+      "y\030\005 \001(\010R\016unresolvedOnly\"\202\001\n\031ListDiscrepa" +
+      "nciesResponse\022=\n\rdiscrepancies\030\001 \003(\0132\027.f" +
+      "itness.v1.DiscrepancyR\rdiscrepancies\022&\n\017" +
+      "next_page_token\030\002 \001(\tR\rnextPageToken\"\363\004\n" +
+      "\020CampaignSchedule\022\033\n\tdetect_id\030\001 \001(\003R\010de" +
+      "tectId\022B\n\017first_seen_time\030\002 \001(\0132\032.google" +
+      ".protobuf.TimestampR\rfirstSeenTime\022)\n\021la" +
+      "st_clean_run_id\030\003 \001(\tR\016lastCleanRunId\022B\n" +
+      "\017last_clean_time\030\004 \001(\0132\032.google.protobuf" +
+      ".TimestampR\rlastCleanTime\022.\n\023last_clean_" +
+      "revision\030\005 \001(\003R\021lastCleanRevision\022\036\n\013las" +
+      "t_run_id\030\006 \001(\tR\tlastRunId\022>\n\rlast_run_ti" +
+      "me\030\007 \001(\0132\032.google.protobuf.TimestampR\013la" +
+      "stRunTime\022#\n\rsample_cursor\030\010 \001(\005R\014sample" +
+      "Cursor\022D\n\020last_sample_time\030\t \001(\0132\032.googl" +
+      "e.protobuf.TimestampR\016lastSampleTime\022\'\n\017" +
+      "checked_buckets\030\n \001(\005R\016checkedBuckets\022#\n" +
+      "\rbuckets_total\030\013 \001(\005R\014bucketsTotal\022F\n\021ol" +
+      "dest_check_time\030\014 \001(\0132\032.google.protobuf." +
+      "TimestampR\017oldestCheckTime\"R\n\024ListCampai" +
+      "gnsRequest\022\033\n\tpage_size\030\001 \001(\005R\010pageSize\022" +
+      "\035\n\npage_token\030\002 \001(\tR\tpageToken\"{\n\025ListCa" +
+      "mpaignsResponse\022:\n\tcampaigns\030\001 \003(\0132\034.fit" +
+      "ness.v1.CampaignScheduleR\tcampaigns\022&\n\017n" +
+      "ext_page_token\030\002 \001(\tR\rnextPageToken*\210\001\n\016" +
+      "ReconcileDepth\022\037\n\033RECONCILE_DEPTH_UNSPEC" +
+      "IFIED\020\000\022\032\n\026RECONCILE_DEPTH_COUNTS\020\001\022\034\n\030R" +
+      "ECONCILE_DEPTH_VERSIONS\020\002\022\033\n\027RECONCILE_D" +
+      "EPTH_CONTENT\020\003*\340\001\n\010RunState\022\031\n\025RUN_STATE" +
+      "_UNSPECIFIED\020\000\022\025\n\021RUN_STATE_PENDING\020\001\022\025\n" +
+      "\021RUN_STATE_RUNNING\020\002\022\"\n\036RUN_STATE_WAITIN" +
+      "G_FOR_CATCH_UP\020\003\022\027\n\023RUN_STATE_SUCCEEDED\020" +
+      "\004\022\024\n\020RUN_STATE_FAILED\020\005\022\024\n\020RUN_STATE_QUE" +
+      "UED\020\006\022\"\n\036RUN_STATE_BOUNDARY_NOT_REACHED\020" +
+      "\007*\274\002\n\020DiscrepancyClass\022!\n\035DISCREPANCY_CL" +
+      "ASS_UNSPECIFIED\020\000\022\'\n#DISCREPANCY_CLASS_M" +
+      "ISSING_IN_TARGET\020\001\022*\n&DISCREPANCY_CLASS_" +
+      "STALE_TARGET_VERSION\020\002\022*\n&DISCREPANCY_CL" +
+      "ASS_DELETION_NOT_APPLIED\020\003\022&\n\"DISCREPANC" +
+      "Y_CLASS_CONTENT_MISMATCH\020\004\022.\n*DISCREPANC" +
+      "Y_CLASS_UNEXPECTED_TARGET_RECORD\020\005\022,\n(DI" +
+      "SCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE\020\006" +
+      "*\221\001\n\025DiscrepancyResolution\022&\n\"DISCREPANC" +
+      "Y_RESOLUTION_UNSPECIFIED\020\000\022$\n DISCREPANC" +
+      "Y_RESOLUTION_CLEAN_RUN\020\001\022*\n&DISCREPANCY_" +
+      "RESOLUTION_VERIFIED_REPAIR\020\0022\212\005\n\020Reconci" +
+      "leService\022o\n\026StartReconciliationRun\022).fi" +
+      "tness.v1.StartReconciliationRunRequest\032*" +
+      ".fitness.v1.StartReconciliationRunRespon" +
+      "se\022i\n\024GetReconciliationRun\022\'.fitness.v1." +
+      "GetReconciliationRunRequest\032(.fitness.v1" +
+      ".GetReconciliationRunResponse\022o\n\026ListRec" +
+      "onciliationRuns\022).fitness.v1.ListReconci" +
+      "liationRunsRequest\032*.fitness.v1.ListReco" +
+      "nciliationRunsResponse\022q\n\026WatchReconcili" +
+      "ationRun\022).fitness.v1.WatchReconciliatio" +
+      "nRunRequest\032*.fitness.v1.WatchReconcilia" +
+      "tionRunResponse0\001\022`\n\021ListDiscrepancies\022$" +
+      ".fitness.v1.ListDiscrepanciesRequest\032%.f" +
+      "itness.v1.ListDiscrepanciesResponse\022T\n\rL" +
+      "istCampaigns\022 .fitness.v1.ListCampaignsR" +
+      "equest\032!.fitness.v1.ListCampaignsRespons" +
+      "eBz\n\037io.github.resultsync.fitness.v1B\016Re" +
+      "concileProtoP\001\242\002\003FXX\252\002\nFitness.V1\312\002\nFitn" +
+      "ess\\V1\342\002\026Fitness\\V1\\GPBMetadata\352\002\013Fitnes" +
+      "s::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -247,7 +294,7 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_Discrepancy_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_Discrepancy_descriptor,
-        new java.lang.String[] { "DiscrepancyId", "RunId", "Class_", "DataId", "DetectId", "Source", "Target", "CreateTime", "Resolved", });
+        new java.lang.String[] { "DiscrepancyId", "RunId", "Class_", "DataId", "DetectId", "Source", "Target", "CreateTime", "Resolved", "ResolvedByRunId", "ResolveTime", "Resolution", });
     internal_static_fitness_v1_StartReconciliationRunRequest_descriptor =
       getDescriptor().getMessageType(5);
     internal_static_fitness_v1_StartReconciliationRunRequest_fieldAccessorTable = new
@@ -301,13 +348,31 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_ListDiscrepanciesRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_ListDiscrepanciesRequest_descriptor,
-        new java.lang.String[] { "RunId", "Class_", "PageSize", "PageToken", });
+        new java.lang.String[] { "RunId", "Class_", "PageSize", "PageToken", "UnresolvedOnly", });
     internal_static_fitness_v1_ListDiscrepanciesResponse_descriptor =
       getDescriptor().getMessageType(14);
     internal_static_fitness_v1_ListDiscrepanciesResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_ListDiscrepanciesResponse_descriptor,
         new java.lang.String[] { "Discrepancies", "NextPageToken", });
+    internal_static_fitness_v1_CampaignSchedule_descriptor =
+      getDescriptor().getMessageType(15);
+    internal_static_fitness_v1_CampaignSchedule_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_fitness_v1_CampaignSchedule_descriptor,
+        new java.lang.String[] { "DetectId", "FirstSeenTime", "LastCleanRunId", "LastCleanTime", "LastCleanRevision", "LastRunId", "LastRunTime", "SampleCursor", "LastSampleTime", "CheckedBuckets", "BucketsTotal", "OldestCheckTime", });
+    internal_static_fitness_v1_ListCampaignsRequest_descriptor =
+      getDescriptor().getMessageType(16);
+    internal_static_fitness_v1_ListCampaignsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_fitness_v1_ListCampaignsRequest_descriptor,
+        new java.lang.String[] { "PageSize", "PageToken", });
+    internal_static_fitness_v1_ListCampaignsResponse_descriptor =
+      getDescriptor().getMessageType(17);
+    internal_static_fitness_v1_ListCampaignsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_fitness_v1_ListCampaignsResponse_descriptor,
+        new java.lang.String[] { "Campaigns", "NextPageToken", });
     descriptor.resolveAllFeaturesImmutable();
     com.google.protobuf.TimestampProto.getDescriptor();
   }

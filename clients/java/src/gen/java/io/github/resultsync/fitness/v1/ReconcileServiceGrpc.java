@@ -173,6 +173,37 @@ public final class ReconcileServiceGrpc {
     return getListDiscrepanciesMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.github.resultsync.fitness.v1.ListCampaignsRequest,
+      io.github.resultsync.fitness.v1.ListCampaignsResponse> getListCampaignsMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "ListCampaigns",
+      requestType = io.github.resultsync.fitness.v1.ListCampaignsRequest.class,
+      responseType = io.github.resultsync.fitness.v1.ListCampaignsResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.github.resultsync.fitness.v1.ListCampaignsRequest,
+      io.github.resultsync.fitness.v1.ListCampaignsResponse> getListCampaignsMethod() {
+    io.grpc.MethodDescriptor<io.github.resultsync.fitness.v1.ListCampaignsRequest, io.github.resultsync.fitness.v1.ListCampaignsResponse> getListCampaignsMethod;
+    if ((getListCampaignsMethod = ReconcileServiceGrpc.getListCampaignsMethod) == null) {
+      synchronized (ReconcileServiceGrpc.class) {
+        if ((getListCampaignsMethod = ReconcileServiceGrpc.getListCampaignsMethod) == null) {
+          ReconcileServiceGrpc.getListCampaignsMethod = getListCampaignsMethod =
+              io.grpc.MethodDescriptor.<io.github.resultsync.fitness.v1.ListCampaignsRequest, io.github.resultsync.fitness.v1.ListCampaignsResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "ListCampaigns"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.resultsync.fitness.v1.ListCampaignsRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.github.resultsync.fitness.v1.ListCampaignsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new ReconcileServiceMethodDescriptorSupplier("ListCampaigns"))
+              .build();
+        }
+      }
+    }
+    return getListCampaignsMethod;
+  }
+
   /**
    * Creates a new async stub that supports all call types for the service
    */
@@ -292,6 +323,18 @@ public final class ReconcileServiceGrpc {
         io.grpc.stub.StreamObserver<io.github.resultsync.fitness.v1.ListDiscrepanciesResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListDiscrepanciesMethod(), responseObserver);
     }
+
+    /**
+     * <pre>
+     * Lists the campaigns of the reconciliation schedule (every campaign the
+     * shards hold, seen by the scheduler) with their last clean scheduled run
+     * and the progress of their rotating CONTENT sample.
+     * </pre>
+     */
+    default void listCampaigns(io.github.resultsync.fitness.v1.ListCampaignsRequest request,
+        io.grpc.stub.StreamObserver<io.github.resultsync.fitness.v1.ListCampaignsResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getListCampaignsMethod(), responseObserver);
+    }
   }
 
   /**
@@ -388,6 +431,19 @@ public final class ReconcileServiceGrpc {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
           getChannel().newCall(getListDiscrepanciesMethod(), getCallOptions()), request, responseObserver);
     }
+
+    /**
+     * <pre>
+     * Lists the campaigns of the reconciliation schedule (every campaign the
+     * shards hold, seen by the scheduler) with their last clean scheduled run
+     * and the progress of their rotating CONTENT sample.
+     * </pre>
+     */
+    public void listCampaigns(io.github.resultsync.fitness.v1.ListCampaignsRequest request,
+        io.grpc.stub.StreamObserver<io.github.resultsync.fitness.v1.ListCampaignsResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getListCampaignsMethod(), getCallOptions()), request, responseObserver);
+    }
   }
 
   /**
@@ -464,6 +520,18 @@ public final class ReconcileServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getListDiscrepanciesMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Lists the campaigns of the reconciliation schedule (every campaign the
+     * shards hold, seen by the scheduler) with their last clean scheduled run
+     * and the progress of their rotating CONTENT sample.
+     * </pre>
+     */
+    public io.github.resultsync.fitness.v1.ListCampaignsResponse listCampaigns(io.github.resultsync.fitness.v1.ListCampaignsRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getListCampaignsMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -539,6 +607,18 @@ public final class ReconcileServiceGrpc {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getListDiscrepanciesMethod(), getCallOptions(), request);
     }
+
+    /**
+     * <pre>
+     * Lists the campaigns of the reconciliation schedule (every campaign the
+     * shards hold, seen by the scheduler) with their last clean scheduled run
+     * and the progress of their rotating CONTENT sample.
+     * </pre>
+     */
+    public io.github.resultsync.fitness.v1.ListCampaignsResponse listCampaigns(io.github.resultsync.fitness.v1.ListCampaignsRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getListCampaignsMethod(), getCallOptions(), request);
+    }
   }
 
   /**
@@ -607,6 +687,19 @@ public final class ReconcileServiceGrpc {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
           getChannel().newCall(getListDiscrepanciesMethod(), getCallOptions()), request);
     }
+
+    /**
+     * <pre>
+     * Lists the campaigns of the reconciliation schedule (every campaign the
+     * shards hold, seen by the scheduler) with their last clean scheduled run
+     * and the progress of their rotating CONTENT sample.
+     * </pre>
+     */
+    public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.ListCampaignsResponse> listCampaigns(
+        io.github.resultsync.fitness.v1.ListCampaignsRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getListCampaignsMethod(), getCallOptions()), request);
+    }
   }
 
   private static final int METHODID_START_RECONCILIATION_RUN = 0;
@@ -614,6 +707,7 @@ public final class ReconcileServiceGrpc {
   private static final int METHODID_LIST_RECONCILIATION_RUNS = 2;
   private static final int METHODID_WATCH_RECONCILIATION_RUN = 3;
   private static final int METHODID_LIST_DISCREPANCIES = 4;
+  private static final int METHODID_LIST_CAMPAIGNS = 5;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -651,6 +745,10 @@ public final class ReconcileServiceGrpc {
         case METHODID_LIST_DISCREPANCIES:
           serviceImpl.listDiscrepancies((io.github.resultsync.fitness.v1.ListDiscrepanciesRequest) request,
               (io.grpc.stub.StreamObserver<io.github.resultsync.fitness.v1.ListDiscrepanciesResponse>) responseObserver);
+          break;
+        case METHODID_LIST_CAMPAIGNS:
+          serviceImpl.listCampaigns((io.github.resultsync.fitness.v1.ListCampaignsRequest) request,
+              (io.grpc.stub.StreamObserver<io.github.resultsync.fitness.v1.ListCampaignsResponse>) responseObserver);
           break;
         default:
           throw new AssertionError();
@@ -705,6 +803,13 @@ public final class ReconcileServiceGrpc {
               io.github.resultsync.fitness.v1.ListDiscrepanciesRequest,
               io.github.resultsync.fitness.v1.ListDiscrepanciesResponse>(
                 service, METHODID_LIST_DISCREPANCIES)))
+        .addMethod(
+          getListCampaignsMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.github.resultsync.fitness.v1.ListCampaignsRequest,
+              io.github.resultsync.fitness.v1.ListCampaignsResponse>(
+                service, METHODID_LIST_CAMPAIGNS)))
         .build();
   }
 
@@ -758,6 +863,7 @@ public final class ReconcileServiceGrpc {
               .addMethod(getListReconciliationRunsMethod())
               .addMethod(getWatchReconciliationRunMethod())
               .addMethod(getListDiscrepanciesMethod())
+              .addMethod(getListCampaignsMethod())
               .build();
         }
       }
