@@ -19,6 +19,7 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
@@ -99,6 +100,7 @@ type env struct {
 	ctlPx    *infratest.Proxy
 	chPx     *infratest.Proxy
 	chDBName string
+	proj     *chstore.Projection
 }
 
 func newEnv(t *testing.T) *env {
@@ -118,6 +120,7 @@ func newEnv(t *testing.T) *env {
 	e.ctlPx = infratest.NewProxy(t, addrOf(t, e.control.DSN))
 	ch := infratest.NewClickHouseDatabase(t, true)
 	e.chDBName = ch.Name
+	e.proj = chstore.NewProjection(ch.Conn)
 	e.chPx = infratest.NewProxy(t, infratest.ClickHouseAddr())
 	return e
 }
@@ -179,16 +182,22 @@ type running struct {
 // start builds the server as main does (Load, New, Run), on loopback ports.
 func (e *env) start(t *testing.T) *running {
 	t.Helper()
+	return e.startWith(t)
+}
+
+// startWith starts the server with extra flags.
+func (e *env) startWith(t *testing.T, extra ...string) *running {
+	t.Helper()
 	var shards []string
 	for i, s := range e.m.Shards {
 		shards = append(shards, s.ID+"="+via(t, s.DSN, e.shardPx[i].Addr()))
 	}
 	clearEnv(t)
-	cfg, err := reconcilesvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
+	cfg, err := reconcilesvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","),
 		"--control-dsn=" + via(t, e.control.DSN, e.ctlPx.Addr()),
 		"--clickhouse-addr=" + e.chPx.Addr(), "--clickhouse-database=" + e.chDBName,
-		"--grace=10ms", "--catch-up-wait=10ms"})
+		"--grace=10ms", "--catch-up-wait=10ms"}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
