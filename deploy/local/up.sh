@@ -49,8 +49,11 @@ fi
 [ "$(partitions)" -gt 0 ] || die "topic fitness-result-changed is not partitioned (see $RS_STATE/logs/pulsar.log)"
 log "topic fitness-result-changed has $(partitions) partitions"
 
-log "applying schema migrations ($RS_MYSQL_ENGINE on $RS_MYSQL_HOST:$RS_MYSQL_PORT, ClickHouse)"
-(cd "$RS_ROOT" && go run ./services/migrate) || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
+log "applying schema migrations ($RS_MYSQL_ENGINE on $RS_MYSQL_HOST:$RS_MYSQL_PORT, ClickHouse) and the consumer's subscription"
+# The migrator also sets the topic's retention and creates the consumer's
+# subscription before anything is published (a broker keeps nothing for a
+# subscription that does not exist yet).
+(cd "$RS_ROOT" && go run ./services/migrate --pulsar-admin-url "http://127.0.0.1:$RS_PULSAR_WEB_PORT") || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
 # The other engines get the same MySQL migrations. The migrator reads its DSNs from RS_SHARDS
 # and RS_CONTROL_DSN (not from RS_MYSQL_PORT), so both are set to the engine's port; ClickHouse
 # was migrated above (an empty address skips it).
@@ -61,7 +64,7 @@ for e in $engines; do
   (cd "$RS_ROOT" && RS_MYSQL_HOST=127.0.0.1 RS_MYSQL_PORT=$port \
       RS_SHARDS=$(rs_mysql_shard_map 127.0.0.1 "$port") \
       RS_CONTROL_DSN=$(rs_mysql_dsn 127.0.0.1 "$port" "$RS_MYSQL_CONTROL") \
-      go run ./services/migrate --skip-clickhouse) \
+      go run ./services/migrate --skip-clickhouse --skip-pulsar) \
     || die "schema migrations failed on $e (127.0.0.1:$port)"
 done
 log "infrastructure is up (state in $RS_STATE)"

@@ -11,6 +11,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/logging"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
@@ -30,6 +31,29 @@ type Config struct {
 	Resume             bool
 
 	SkipClickHouse bool
+
+	// The events topic and the consumer's subscription, created through the
+	// broker's admin API before anything is published (a broker keeps
+	// nothing for a subscription that does not exist yet).
+	SkipPulsar       bool
+	PulsarAdminURL   string
+	PulsarToken      string
+	Topic            string
+	TopicPartitions  int
+	Subscription     string
+	RetentionMinutes int
+	RetentionMB      int
+}
+
+// skipPulsar reports --skip-pulsar (or its environment variable) before
+// parsing, so the admin URL is required only when used.
+func skipPulsar(args []string) bool {
+	for _, a := range args {
+		if a == "--skip-pulsar" || a == "-skip-pulsar" || a == "--skip-pulsar=true" {
+			return true
+		}
+	}
+	return config.Env("RS_MIGRATE_SKIP_PULSAR", "") == "true"
 }
 
 // skipClickHouse reports --skip-clickhouse (or its environment variable)
@@ -54,6 +78,16 @@ func (c *Config) load(args []string) error {
 	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
 	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name: create the projection replicated and sharded on it (docs/cluster.md); empty: a single server")
 	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
+	l.Bool(&c.SkipPulsar, "skip-pulsar", "RS_MIGRATE_SKIP_PULSAR", false, "leave the Pulsar topic, subscription and retention alone")
+	if !skipPulsar(args) {
+		l.Need(&c.PulsarAdminURL, "pulsar-admin-url", "RS_PULSAR_ADMIN_URL", "http://127.0.0.1:18080", "Pulsar admin REST API base URL (http:// or https://)", false)
+	}
+	l.PulsarToken(&c.PulsarToken)
+	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events: created partitioned unless it exists")
+	l.Int(&c.TopicPartitions, "topic-partitions", "RS_TOPIC_PARTITIONS", 4, "partitions of the topic when it is created (an existing topic keeps its count)")
+	l.String(&c.Subscription, "subscription", "RS_CONSUMER_SUBSCRIPTION", "clickhouse-projection", "the consumer's subscription, created at the earliest message unless it exists")
+	l.Int(&c.RetentionMinutes, "topic-retention-minutes", "RS_TOPIC_RETENTION_MINUTES", int(pulsarbus.DefaultRetention.Minutes), "topic retention: minutes the broker keeps acknowledged messages (-1: unlimited)")
+	l.Int(&c.RetentionMB, "topic-retention-mb", "RS_TOPIC_RETENTION_MB", int(pulsarbus.DefaultRetention.SizeMB), "topic retention: MiB the broker keeps per topic (-1: unlimited)")
 	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
 	l.Bool(&c.Resume, "resume", "RS_MIGRATE_RESUME", false, "continue a half-applied (dirty) MySQL migration from the statement that failed, after fixing its cause")
 	if err := l.Parse(args); err != nil {
@@ -67,6 +101,14 @@ func (c *Config) load(args []string) error {
 	}
 	if !c.SkipClickHouse && c.CHDatabase == "" {
 		return errors.New("clickhouse-database must not be empty")
+	}
+	if !c.SkipPulsar {
+		if c.Topic == "" || c.Subscription == "" || c.TopicPartitions < 1 {
+			return errors.New("topic and subscription must not be empty, topic-partitions at least 1")
+		}
+		if c.RetentionMinutes < -1 || c.RetentionMB < -1 || c.RetentionMinutes == 0 || c.RetentionMB == 0 {
+			return fmt.Errorf("topic retention %d minutes, %d MiB: want positive or -1 (unlimited)", c.RetentionMinutes, c.RetentionMB)
+		}
 	}
 	return nil
 }
@@ -87,6 +129,11 @@ func realMain(ctx context.Context, args []string) error {
 		}
 	}
 	if err := migrateMySQL(ctx, log, "control", cfg.ControlDSN, schema.Control, cfg.Resume); err != nil {
+		return err
+	}
+	if cfg.SkipPulsar {
+		log.Info("Pulsar skipped (--skip-pulsar)")
+	} else if err := migratePulsar(ctx, log, cfg); err != nil {
 		return err
 	}
 	if cfg.SkipClickHouse {
@@ -115,6 +162,31 @@ func realMain(ctx context.Context, args []string) error {
 		return fmt.Errorf("migrating ClickHouse: %w", err)
 	}
 	log.Info("migrated", "database", "clickhouse/"+cfg.CHDatabase, "applied", done)
+	return nil
+}
+
+// migratePulsar makes the topic (partitioned), its retention and the
+// consumer's subscription exist, so nothing the relay publishes before the
+// first consumer ran is lost. Idempotent: existing ones are kept (an
+// existing subscription keeps its position; the retention is set again).
+func migratePulsar(ctx context.Context, log *slog.Logger, cfg Config) error {
+	admin, err := pulsarbus.NewAdmin(cfg.PulsarAdminURL, cfg.PulsarToken, nil)
+	if err != nil {
+		return err
+	}
+	n, err := admin.EnsurePartitionedTopic(ctx, cfg.Topic, cfg.TopicPartitions)
+	if err != nil {
+		return fmt.Errorf("migrating Pulsar: %w", err)
+	}
+	r := pulsarbus.Retention{Minutes: int64(cfg.RetentionMinutes), SizeMB: int64(cfg.RetentionMB)}
+	if err := admin.SetRetention(ctx, cfg.Topic, r); err != nil {
+		return fmt.Errorf("migrating Pulsar: %w", err)
+	}
+	if err := admin.EnsureSubscription(ctx, cfg.Topic, cfg.Subscription); err != nil {
+		return fmt.Errorf("migrating Pulsar: %w", err)
+	}
+	log.Info("migrated", "topic", cfg.Topic, "partitions", n, "subscription", cfg.Subscription,
+		"retention_minutes", r.Minutes, "retention_mb", r.SizeMB)
 	return nil
 }
 
