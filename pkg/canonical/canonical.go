@@ -1,7 +1,8 @@
 // Package canonical is the one definition of business equality for a fitness
-// result: which fields count (id, version, deletion state, campaign, project,
-// school, grade, result, unit) and how each is normalized (decimals with no
-// insignificant zeros, canonical unit spelling, UTC milliseconds). The write
+// result: which fields count (id, version, deletion state, campaign, student,
+// project, school, grade, result, unit) and how each is normalized (decimals
+// with no insignificant zeros, canonical unit spelling, UTC milliseconds),
+// and the per-record version fingerprint of VERSIONS depth. The write
 // path normalizes with it before storing; reconciliation compares with it.
 package canonical
 

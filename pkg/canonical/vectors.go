@@ -10,13 +10,16 @@ import (
 //go:embed testdata/digest_vectors.json
 var vectorsJSON []byte
 
-// Vector is one shared test vector: a record, its canonical string and its
-// digest (decimal string, as JSON numbers cannot hold every uint64).
+// Vector is one shared test vector: a record, its canonical string and
+// digest, and its version string and version digest (digests as decimal
+// strings, as JSON numbers cannot hold every uint64).
 type Vector struct {
-	Name      string `json:"name"`
-	Record    Record `json:"record"`
-	Canonical string `json:"canonical"`
-	Digest    string `json:"digest"`
+	Name             string `json:"name"`
+	Record           Record `json:"record"`
+	Canonical        string `json:"canonical"`
+	Digest           string `json:"digest"`
+	VersionCanonical string `json:"version_canonical"`
+	VersionDigest    string `json:"version_digest"`
 }
 
 // DigestValue parses the vector's digest.
@@ -25,8 +28,15 @@ func (v Vector) DigestValue() uint64 {
 	return d
 }
 
+// VersionDigestValue parses the vector's version digest.
+func (v Vector) VersionDigestValue() uint64 {
+	d, _ := strconv.ParseUint(v.VersionDigest, 10, 64)
+	return d
+}
+
 // Vectors returns the shared digest test vectors (testdata/digest_vectors.json)
-// that Go, MariaDB and ClickHouse must all reproduce.
+// that Go, MySQL, MariaDB and ClickHouse (18.16 and current) must all
+// reproduce.
 func Vectors() ([]Vector, error) {
 	var vs []Vector
 	if err := json.Unmarshal(vectorsJSON, &vs); err != nil {

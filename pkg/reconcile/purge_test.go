@@ -73,7 +73,7 @@ func TestPurgedTombstoneNotDeliveredIsDeletionNotApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(confirmed) != 1 || confirmed[0].Class != reconcile.DeletionNotApplied || confirmed[0].Source == nil ||
-		confirmed[0].Source.Version != 2 || !confirmed[0].Source.Deleted || confirmed[0].Source.Canonical != "900060|2|1|10001|3|8|5|2210|m" {
+		confirmed[0].Source.Version != 2 || !confirmed[0].Source.Deleted || confirmed[0].Source.Canonical != "900060|2|1|10001|4|3|8|5|2210|m" {
 		t.Errorf("re-check = %+v; want the purged tombstone at version 2 as the source", confirmed)
 	}
 	// A scope narrowed by school aggregates at scan time too.

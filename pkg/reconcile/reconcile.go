@@ -94,7 +94,7 @@ func (s Scope) where() (string, []any) {
 // BucketSum summarises one bucket on one side.
 type BucketSum struct {
 	Live       int64  // records whose latest version is not deleted
-	VersionXor uint64 // XOR of (data_id << 20) ^ (version << 1) ^ is_deleted over all records
+	VersionXor uint64 // XOR of the version digests (canonical.VersionDigest of data_id, version, is_deleted) over all records
 	DigestXor  uint64 // XOR of content digests over all records
 }
 

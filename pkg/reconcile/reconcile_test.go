@@ -232,7 +232,7 @@ func TestRecheckDropsLag(t *testing.T) {
 	if len(confirmed) != 1 || confirmed[0].DataID != 900031 || confirmed[0].Class != reconcile.MissingInTarget {
 		t.Errorf("confirmed = %+v; want only 900031 missing", confirmed)
 	}
-	if confirmed[0].Source == nil || confirmed[0].Source.Canonical != "900031|1|0|10001|3|8|5|2210|m" {
+	if confirmed[0].Source == nil || confirmed[0].Source.Canonical != "900031|1|0|10001|4|3|8|5|2210|m" {
 		t.Errorf("source canonical = %+v", confirmed[0].Source)
 	}
 }

@@ -29,28 +29,27 @@ type MySQLSource struct {
 	Shards []*sql.DB
 }
 
-const mysqlVersionHash = "((CAST(data_id AS UNSIGNED) << 20) ^ (CAST(version AS UNSIGNED) << 1) ^ is_deleted)"
-
 // StoredBuckets is the bucket count of the aggregates the shards keep at
 // write time (campaign_bucket, bucket = data_id % 1024).
 const StoredBuckets = 1024
 
 // Buckets implements Side. For a whole campaign with StoredBuckets buckets
 // it reads the aggregates the database keeps at write time (at most 1024
-// rows per shard); otherwise it aggregates the stored digests of
-// fitness_result and of the deletion records of purged tombstones at scan
-// time, per bucket and table in one statement (the rows of one bucket
-// combine below like those of different shards).
+// rows per shard); otherwise it aggregates the stored digests (version_digest
+// and content_digest, shard migration 0007) of fitness_result and of the
+// deletion records of purged tombstones at scan time, per bucket and table in
+// one statement (the rows of one bucket combine below like those of
+// different shards). Nothing is hashed at scan time.
 func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
 	query, args := "SELECT bucket, live, version_xor, digest_xor FROM campaign_bucket WHERE detect_id = ?", []any{s.DetectID}
 	if n != StoredBuckets || s.ProjectID != 0 || s.SchoolID != 0 {
 		where, wargs := s.where()
-		query = fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
+		query = fmt.Sprintf(`SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(version_digest), BIT_XOR(content_digest)
 			FROM fitness_result WHERE %s GROUP BY b
 		UNION ALL
-		SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(%s), BIT_XOR(content_digest)
+		SELECT data_id %% %d AS b, SUM(is_deleted = 0), BIT_XOR(version_digest), BIT_XOR(content_digest)
 			FROM deletion_log d WHERE %s AND %s GROUP BY b`,
-			n, mysqlVersionHash, where, n, mysqlVersionHash, where, notInFitnessResult)
+			n, where, n, where, notInFitnessResult)
 		args = append(append([]any{}, wargs...), wargs...)
 	}
 	out := map[int]BucketSum{}
@@ -167,18 +166,17 @@ func (c ClickHouseTarget) table() string {
 	return c.Table
 }
 
-const chVersionHash = "bitXor(bitXor(bitShiftLeft(toUInt64(data_id), 20), bitShiftLeft(toUInt64(version), 1)), toUInt64(is_deleted))"
-
-// Buckets implements Side.
+// Buckets implements Side: the stored version_digest and content_digest of
+// each record's latest row (ClickHouse migration 0008), XORed per bucket.
 func (c ClickHouseTarget) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
 	where, args := s.where()
 	// FINAL first (within the campaign, part of the key), then the scope: a
 	// filter on other columns must not pick an older version.
 	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT toUInt32(data_id %% %d) AS b, toInt64(countIf(is_deleted = 0)),
-		groupBitXor(%s), groupBitXor(content_digest)
-		FROM (SELECT detect_id, project_id, school_id, data_id, version, is_deleted, content_digest
+		groupBitXor(version_digest), groupBitXor(content_digest)
+		FROM (SELECT detect_id, project_id, school_id, data_id, is_deleted, version_digest, content_digest
 		      FROM %s FINAL WHERE detect_id = %d)
-		WHERE %s GROUP BY b`, n, chVersionHash, c.table(), s.DetectID, where), args...)
+		WHERE %s GROUP BY b`, n, c.table(), s.DetectID, where), args...)
 	if err != nil {
 		return nil, fmt.Errorf("target buckets: %w", err)
 	}
@@ -233,7 +231,7 @@ func (c ClickHouseTarget) records(ctx context.Context, s Scope, n int, buckets [
 		}
 	}
 	rows, err := c.Conn.Query(ctx, fmt.Sprintf(`SELECT data_id, version, is_deleted, content_digest, %s, detect_id, school_id
-		FROM (SELECT detect_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
+		FROM (SELECT detect_id, user_id, project_id, school_id, grade, result, unit, data_id, version, is_deleted, content_digest
 		      FROM %s FINAL WHERE detect_id = %d AND %s)
 		WHERE %s`, canonical.ClickHouseString, c.table(), s.DetectID, inner, where), append(innerArgs, args...)...)
 	if err != nil {

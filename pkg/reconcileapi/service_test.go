@@ -158,7 +158,7 @@ func TestRunFindsAndListsDiscrepancies(t *testing.T) {
 	}
 	d := list.GetDiscrepancies()[0]
 	if d.GetClass() != fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_MISSING_IN_TARGET || d.GetDataId() != 900001 ||
-		!d.GetSource().GetPresent() || d.GetTarget().GetPresent() || d.GetSource().GetCanonical() != "900001|2|0|10001|3|7|5|2310|m" {
+		!d.GetSource().GetPresent() || d.GetTarget().GetPresent() || d.GetSource().GetCanonical() != "900001|2|0|10001|4|3|7|5|2310|m" {
 		t.Errorf("first discrepancy = %v", d)
 	}
 	// A page token belongs to its run and class: used for another, refused.
@@ -172,7 +172,7 @@ func TestRunFindsAndListsDiscrepancies(t *testing.T) {
 	}
 	list, err = f.client.ListDiscrepancies(ctx, &fitnessv1.ListDiscrepanciesRequest{RunId: final.GetRunId(), PageToken: list.GetNextPageToken()})
 	if err != nil || len(list.GetDiscrepancies()) != 1 || list.GetDiscrepancies()[0].GetClass() != fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_CONTENT_MISMATCH ||
-		list.GetDiscrepancies()[0].GetTarget().GetCanonical() != "900002|1|0|10001|3|9|5|2310|m" {
+		list.GetDiscrepancies()[0].GetTarget().GetCanonical() != "900002|1|0|10001|4|3|9|5|2310|m" {
 		t.Errorf("second page = %v, %v", list, err)
 	}
 	filtered, err := f.client.ListDiscrepancies(ctx, &fitnessv1.ListDiscrepanciesRequest{RunId: final.GetRunId(),

@@ -13,6 +13,13 @@ import (
 // transactions or locks: run one migrator at a time (statements use IF NOT
 // EXISTS, so a repeated statement after a crash is harmless).
 func ApplyClickHouse(ctx context.Context, conn driver.Conn) ([]int, error) {
+	return ApplyClickHouseUpTo(ctx, conn, 0)
+}
+
+// ApplyClickHouseUpTo is ApplyClickHouse applying only the migrations up to
+// version upTo (0: all): tests build a database as it was before a
+// migration, fill it, then apply the rest.
+func ApplyClickHouseUpTo(ctx context.Context, conn driver.Conn, upTo int) ([]int, error) {
 	migs, err := Load(ClickHouse)
 	if err != nil {
 		return nil, err
@@ -29,6 +36,9 @@ func ApplyClickHouse(ctx context.Context, conn driver.Conn) ([]int, error) {
 
 	var done []int
 	for _, m := range migs {
+		if upTo > 0 && m.Version > upTo {
+			break
+		}
 		if sum, ok := applied[m.Version]; ok {
 			if sum != m.Checksum {
 				return done, fmt.Errorf("migration %04d_%s changed after it was applied", m.Version, m.Name)

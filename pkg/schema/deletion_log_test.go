@@ -43,11 +43,13 @@ func buckets(t *testing.T, db *sql.DB) map[[2]int64]bucketRow {
 // every row of fitness_result and every deletion record of a purged row.
 func logicalBuckets(t *testing.T, db *sql.DB) map[[2]int64]bucketRow {
 	t.Helper()
-	const hash = "((CAST(data_id AS UNSIGNED) << 20) ^ (CAST(version AS UNSIGNED) << 1) ^ is_deleted)"
+	// The digests hashed here from the stored values (canonical's SQL), not
+	// read from the stored digest columns the triggers read.
+	hash, digest := canonical.MySQLHash(canonical.MySQLVersionString), canonical.MySQLHash(canonical.MySQLString)
 	rows, err := db.QueryContext(t.Context(), `SELECT detect_id, b, SUM(live), BIT_XOR(vx), BIT_XOR(dx) FROM (
-		SELECT detect_id, data_id % 1024 AS b, is_deleted = 0 AS live, `+hash+` AS vx, content_digest AS dx FROM fitness_result
+		SELECT detect_id, data_id % 1024 AS b, is_deleted = 0 AS live, `+hash+` AS vx, `+digest+` AS dx FROM fitness_result
 		UNION ALL
-		SELECT detect_id, data_id % 1024, is_deleted = 0, `+hash+`, content_digest FROM deletion_log) x
+		SELECT detect_id, data_id % 1024, is_deleted = 0, `+hash+`, `+digest+` FROM deletion_log) x
 		GROUP BY detect_id, b`)
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +93,10 @@ func TestDeletionLogKeepsPurgedTombstone(t *testing.T) {
 	mustExec(t, d.DB, "UPDATE fitness_result SET is_deleted = 1, version = 3, update_time = '2026-05-02 10:30:00.789' WHERE data_id = 900001")
 
 	const cols = "data_id, detect_id, user_id, project_id, school_id, grade, CAST(result * 1000 AS SIGNED), unit, version, is_deleted, content_digest, " +
-		"create_time, update_time, " + canonical.MySQLString
+		"version_digest, create_time, update_time, " + canonical.MySQLString
 	read := func(table string) []any {
 		t.Helper()
-		vals := make([]any, 14)
+		vals := make([]any, 15)
 		ptrs := make([]any, len(vals))
 		for i := range vals {
 			ptrs[i] = &vals[i]

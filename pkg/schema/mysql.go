@@ -20,6 +20,10 @@ type MySQLOptions struct {
 	// Resume continues a dirty migration from its first statement that did
 	// not succeed, after the operator fixed the cause of the failure.
 	Resume bool
+	// UpTo, when positive, applies only the migrations up to that version:
+	// tests and bench/migrate build a database as it was before a migration,
+	// fill it, then apply the rest.
+	UpTo int
 }
 
 // ApplyMySQL applies the pending migrations of kind (Shard or Control) to db
@@ -69,6 +73,9 @@ func ApplyMySQLWith(ctx context.Context, db *sql.DB, kind Kind, opts MySQLOption
 
 	var done []int
 	for _, m := range migs {
+		if opts.UpTo > 0 && m.Version > opts.UpTo {
+			break
+		}
 		from := 0
 		if a, ok := applied[m.Version]; ok {
 			if a.checksum != m.Checksum {
