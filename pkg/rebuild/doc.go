@@ -16,12 +16,18 @@
 // the live path delivers. Nothing is deleted on the way; readers
 // (fitness_result_current and the report views over it) switch in one step.
 //
-// Procedure: fix the transformation; deploy the consumer with --epoch E
-// (E above the defective epoch; the live path then writes new versions
-// correctly); run the rebuild at epoch E. The rebuild refuses an epoch below
-// the epoch floor (a retired one) and epoch 0 (it outranks nothing); it
-// accepts E equal to the floor, since the fixed consumer may already run at
-// E, and the procedure may be repeated at the same E.
+// Procedure (the one flow, which works while the scope keeps being
+// written; docs/design.md "Controlled rebuild under live writes"): fix the
+// transformation; plan the rebuild at an epoch E above every epoch the
+// scope holds (repair.Manager.EpochFloor fixes E at planning); deploy the
+// consumer with --epoch E, so the live path moves to E BEFORE the switch and
+// writes new versions correctly; approve and run the rebuild at epoch E.
+// Rows the live path writes at E meanwhile are the fixed mapping's: for one
+// source version they equal the rebuilt row, and a newer version outranks
+// it as it must. The rebuild refuses an epoch below the epoch floor (a
+// retired one) and epoch 0 (it outranks nothing); it accepts E equal to the
+// floor, since the fixed consumer may already run at E, and the procedure
+// may be repeated at the same E.
 //
 //  1. Staging. A table with the structure, engine and sort key of
 //     fitness_result_versions (CREATE TABLE staging AS

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
 	"github.com/resultsync/resultsync/pkg/repair/repairtest"
@@ -967,6 +968,71 @@ func TestEpochFloor(t *testing.T) {
 			got, err := f.mgr.EpochFloor(context.Background(), reconcile.Scope{DetectID: repairtest.DetectID})
 			if err != nil || got != tc.want {
 				t.Errorf("EpochFloor = %d, %v; want %d", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// The epoch rule of the documented rebuild flow (plan, create, redeploy the
+// consumer at the rebuild's epoch E, approve) under live writes: the floor
+// is fixed at planning; rows the live path writes at E afterwards, however
+// many, do not block the approval (before, the first of them raised the
+// floor to E and ApproveRepair answered "epoch E no longer exceeds the epoch
+// floor E"); a row above E, a retired floor above E, or the configured floor
+// do.
+func TestApprovalAfterTheLivePathMovedToTheRebuildEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		deliver uint16 // epoch of rows written after the plan (0: none)
+		retire  uint16 // epoch retired in the projection after the plan (0: none)
+		refused string // "" approved, else a part of the refusal
+	}{
+		{"live path at E", 1, 0, ""},
+		{"nothing written", 0, 0, ""},
+		{"a row above E", 2, 0, "holds or retired epoch 2 above it"},
+		{"retired above E", 0, 2, "holds or retired epoch 2 above it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, repair.ManagerConfig{})
+			run := f.scenario(t)
+			ctx := context.Background()
+			plan, err := f.mgr.Plan(ctx, repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idContent)})
+			if err != nil || plan.EpochFloor != 0 {
+				t.Fatalf("plan: floor %d, %v; want 0", plan.EpochFloor, err)
+			}
+			rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idContent),
+				RebuildEpoch: 1}, RequestID: "rb-" + tc.name, Reason: "mapping fixed in epoch 1", By: "otto"})
+			if err != nil || len(rs) != 1 {
+				t.Fatalf("create = %v, %v", rs, err)
+			}
+			if tc.deliver > 0 {
+				// The consumer redeployed at E delivers the live writes of the scope.
+				for i := range int64(5) {
+					f.PutDelivered(t, repairtest.Rec{ID: 300 + i, Version: 1, Epoch: tc.deliver})
+				}
+				f.Deliver(t, repairtest.Rec{ID: 100, Version: 2, Epoch: tc.deliver})
+			}
+			if tc.retire > 0 {
+				if err := chstore.NewProjection(f.CH.Conn).RaiseEpochFloor(ctx, chstore.EpochRetirement{Epoch: tc.retire, Time: time.Now(), DetectID: 77}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err = f.mgr.Approve(ctx, rs[0].ID, "bob", "mapping reviewed")
+			switch {
+			case tc.refused == "" && err != nil:
+				t.Fatalf("approval = %v, want approved", err)
+			case tc.refused != "" && (!errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), tc.refused)):
+				t.Fatalf("approval = %v, want FAILED_PRECONDITION with %q", err, tc.refused)
+			}
+			// Planning a new rebuild now needs an epoch above everything
+			// stored, E included, and above the approved rebuild's.
+			want := max(tc.deliver, tc.retire)
+			if tc.refused == "" {
+				want = max(want, 1)
+			}
+			floor, err := f.mgr.EpochFloor(ctx, reconcile.Scope{DetectID: repairtest.DetectID})
+			if err != nil || floor != want {
+				t.Errorf("epoch floor for the next plan = %d, %v; want %d", floor, err, want)
 			}
 		})
 	}

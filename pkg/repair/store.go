@@ -25,6 +25,10 @@ import (
 type Store struct {
 	db  *sql.DB
 	now func() time.Time
+	// afterBatch, when set (internal tests), runs after each committed
+	// batch of CreateRepairs' items; an error stops CreateRepairs there as
+	// a crash would (nothing is cleaned up).
+	afterBatch func(stored int) error
 }
 
 // NewStore returns a store over the control database.
@@ -220,18 +224,65 @@ type CreateSpec struct {
 	Scope                  reconcile.Scope
 	Reason, CreatedBy      string
 	Repairs                []NewRepair
+	// Batch is the items committed per transaction (default
+	// DefaultCreateBatch); Lease how long the creator holds the request
+	// between two commits before another call may take it over (default
+	// DefaultCreateLease).
+	Batch int
+	Lease time.Duration
 }
+
+// StatePlanning is the state of a repair whose items are still being
+// stored: CreateRepairs commits them in batches and only then moves the
+// repair to its first real state. The executor never runs a PLANNING repair
+// and it cannot be approved; over the API it shows as
+// REPAIR_STATE_UNSPECIFIED with a message saying how many items are stored.
+// A crash leaves it PLANNING with an expiring lease: the next CreateRepair
+// (with its request id, or any other once the lease expired) deletes it and
+// the request is planned again.
+const StatePlanning = "PLANNING"
+
+// Defaults of CreateSpec.
+const (
+	DefaultCreateBatch = 2000
+	DefaultCreateLease = 30 * time.Second
+)
 
 // errDuplicateRequest: another call stored the same request_id first.
 var errDuplicateRequest = errors.New("request_id stored concurrently")
 
-// CreateRepairs stores the repairs of one request in one transaction: the
-// request row, each repair (AWAITING_APPROVAL when its action needs approval,
-// else EXECUTING), its items reserving their discrepancies, its creation
-// transition, and for a REBUILD repair its rebuild (reserving the campaign).
-// A discrepancy already in an active repair, or a campaign with an active
-// rebuild, is ErrFailedPrecondition and nothing is stored.
+// errCrash is what a test's afterBatch returns to stop CreateRepairs as a
+// crash would.
+var errCrash = errors.New("simulated crash")
+
+// errPlanningLost: another call took over the PLANNING request (our lease
+// expired).
+var errPlanningLost = errors.New("the request's planning was taken over by another call")
+
+// CreateRepairs stores the repairs of one request in bounded transactions,
+// so that a request of 100,000 items never holds one long transaction:
+//
+//  1. the request row, each repair PLANNING under owner's lease (a new id)
+//     and, for a REBUILD repair, its rebuild (reserving the campaign);
+//  2. the items, spec.Batch per transaction, each renewing the lease (and
+//     stopping with errPlanningLost if another call took it over); an item
+//     reserves its record (one active repair per record);
+//  3. every repair moved to its first state (AWAITING_APPROVAL when its
+//     action needs approval, else EXECUTING) with its creation transition,
+//     in one transaction.
+//
+// A record already in an active repair, or a campaign with an active
+// rebuild, is ErrFailedPrecondition and what was stored is removed. A crash
+// between 1 and 3 leaves the repairs PLANNING (recognisably incomplete,
+// never run) until DropPlanning removes them.
 func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, error) {
+	if spec.Batch <= 0 {
+		spec.Batch = DefaultCreateBatch
+	}
+	if spec.Lease <= 0 {
+		spec.Lease = DefaultCreateLease
+	}
+	owner := "create-" + newID()[:24]
 	now := s.now()
 	var out []Repair
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
@@ -245,28 +296,20 @@ func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, e
 		}
 		for _, nr := range spec.Repairs {
 			r := Repair{ID: newID(), RequestID: spec.RequestID, RunID: spec.RunID, Scope: spec.Scope, Action: nr.Action,
-				State: StateExecuting, RequiresApproval: nr.Action.NeedsApproval(), Reason: clip(spec.Reason, maxReason),
+				State: StatePlanning, RequiresApproval: nr.Action.NeedsApproval(), Reason: clip(spec.Reason, maxReason),
 				CreatedBy: clip(spec.CreatedBy, 128), ItemsTotal: int64(len(nr.Items)), Verification: VerifyPending,
-				Created: now, Updated: now, StateTime: now}
-			note := "created; needs no approval, executing"
-			if r.RequiresApproval {
-				r.State, note = StateAwaitingApproval, "created; awaiting an admin's approval"
-			}
+				Message: fmt.Sprintf("planning: 0 of %d items stored", len(nr.Items)), Created: now, Updated: now, StateTime: now}
 			if nr.Action == ActionRebuild {
 				r.RebuildID, r.RebuildEpoch = newID(), nr.RebuildEpoch
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO repair (repair_id, request_id, run_id, detect_id, project_id, school_id, action,
-				state, requires_approval, reason, created_by, rebuild_id, rebuild_epoch, items_total, verification, create_time, update_time, state_time)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.RequestID, r.RunID, r.Scope.DetectID, r.Scope.ProjectID,
-				r.Scope.SchoolID, r.Action, r.State, r.RequiresApproval, r.Reason, r.CreatedBy, r.RebuildID, r.RebuildEpoch, r.ItemsTotal,
-				r.Verification, now, now, now); err != nil {
+				state, requires_approval, reason, created_by, rebuild_id, rebuild_epoch, items_total, verification, message, lease_owner, lease_expire,
+				create_time, update_time, state_time)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND), ?, ?, ?)`,
+				r.ID, r.RequestID, r.RunID, r.Scope.DetectID, r.Scope.ProjectID, r.Scope.SchoolID, r.Action, r.State, r.RequiresApproval,
+				r.Reason, r.CreatedBy, r.RebuildID, r.RebuildEpoch, r.ItemsTotal, r.Verification, r.Message, owner, spec.Lease.Microseconds(),
+				now, now, now); err != nil {
 				return fmt.Errorf("storing repair: %w", err)
-			}
-			if err := s.insertItems(ctx, tx, r.ID, nr.Items); err != nil {
-				return err
-			}
-			if err := s.addTransition(ctx, tx, repairSubject, r.ID, "", r.State, spec.CreatedBy, note, now); err != nil {
-				return err
 			}
 			if nr.Action == ActionRebuild {
 				rb := Rebuild{ID: r.RebuildID, RequestID: "repair-" + r.ID, RequestHash: spec.RequestHash, RepairID: r.ID, Scope: spec.Scope,
@@ -282,10 +325,197 @@ func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, e
 	if err != nil {
 		return nil, err
 	}
+	if err := s.storeItems(ctx, spec, owner, out); err != nil {
+		if !errors.Is(err, errPlanningLost) && !errors.Is(err, errCrash) {
+			// Best effort: leave nothing that reserves records; a crash
+			// here leaves the PLANNING repairs to DropPlanning.
+			if derr := s.DropPlanning(context.WithoutCancel(ctx), spec.RequestID, owner); derr != nil {
+				err = fmt.Errorf("%w (removing the incomplete request: %v)", err, derr)
+			}
+		}
+		return nil, err
+	}
+	now = s.now()
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		for i := range out {
+			r := &out[i]
+			r.State, r.Message = StateExecuting, ""
+			note := "created; needs no approval, executing"
+			if r.RequiresApproval {
+				r.State, note = StateAwaitingApproval, "created; awaiting an admin's approval"
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE repair SET state = ?, message = '', lease_owner = NULL, lease_expire = NULL,
+				update_time = ?, state_time = ? WHERE repair_id = ? AND state = 'PLANNING' AND lease_owner = ?`, r.State, now, now, r.ID, owner)
+			if err != nil {
+				return fmt.Errorf("completing repair %s: %w", r.ID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n != 1 {
+				return fmt.Errorf("completing repair %s: %w", r.ID, errPlanningLost)
+			}
+			r.Updated, r.StateTime = now, now
+			if err := s.addTransition(ctx, tx, repairSubject, r.ID, "", r.State, spec.CreatedBy, note, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
-func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, repairID string, items []Item) error {
+// storeItems commits the items of the PLANNING repairs out, spec.Batch per
+// transaction, each renewing owner's lease.
+func (s *Store) storeItems(ctx context.Context, spec CreateSpec, owner string, out []Repair) error {
+	stored := 0
+	for k, nr := range spec.Repairs {
+		id := out[k].ID
+		for i := 0; i < len(nr.Items); i += spec.Batch {
+			chunk := nr.Items[i:min(i+spec.Batch, len(nr.Items))]
+			err := s.inTx(ctx, func(tx *sql.Tx) error {
+				res, err := tx.ExecContext(ctx, `UPDATE repair SET message = ?, lease_expire = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
+					WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ?`,
+					fmt.Sprintf("planning: %d of %d items stored", i+len(chunk), len(nr.Items)), spec.Lease.Microseconds(), spec.RequestID, owner)
+				if err != nil {
+					return fmt.Errorf("renewing the planning of request %s: %w", spec.RequestID, err)
+				}
+				if n, err := res.RowsAffected(); err != nil || n == 0 {
+					return errPlanningLost
+				}
+				return s.insertItems(ctx, tx, id, i, chunk)
+			})
+			if err != nil {
+				return err
+			}
+			stored += len(chunk)
+			if s.afterBatch != nil {
+				if err := s.afterBatch(stored); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Planning reports whether a request's repairs are still PLANNING, and if
+// so whether the lease of the call storing them has expired (a crash).
+func (s *Store) Planning(ctx context.Context, requestID string) (planning, expired bool, err error) {
+	var n, dead int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(lease_expire IS NULL OR lease_expire < UTC_TIMESTAMP(3)), 0)
+		FROM repair WHERE request_id = ? AND state = 'PLANNING'`, requestID).Scan(&n, &dead); err != nil {
+		return false, false, fmt.Errorf("reading the planning of request %s: %w", requestID, err)
+	}
+	return n > 0, n > 0 && dead == n, nil
+}
+
+// AbandonedPlanning returns up to limit request ids whose repairs are
+// PLANNING with an expired lease: left by a crashed CreateRepair.
+func (s *Store) AbandonedPlanning(ctx context.Context, limit int) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT request_id FROM repair WHERE state = 'PLANNING'
+		AND (lease_expire IS NULL OR lease_expire < UTC_TIMESTAMP(3)) LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("finding abandoned repair requests: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("finding abandoned repair requests: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// TakeOverPlanning gives owner the lease of a request whose PLANNING
+// repairs' lease expired; it reports whether owner now holds it.
+func (s *Store) TakeOverPlanning(ctx context.Context, requestID, owner string, lease time.Duration) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE repair SET lease_owner = ?, lease_expire = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
+		WHERE request_id = ? AND state = 'PLANNING' AND (lease_expire IS NULL OR lease_expire < UTC_TIMESTAMP(3))`, owner, lease.Microseconds(), requestID)
+	if err != nil {
+		return false, fmt.Errorf("taking over the planning of request %s: %w", requestID, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("taking over the planning of request %s: %w", requestID, err)
+	}
+	return n > 0, nil
+}
+
+// DropPlanning deletes what an incomplete request stored while owner holds
+// its lease: the items of its PLANNING repairs in bounded batches, then in
+// one transaction its rebuilds, transitions, repairs and the request row,
+// so that the request id can be planned again. A request no longer
+// PLANNING under owner changes nothing (errPlanningLost).
+func (s *Store) DropPlanning(ctx context.Context, requestID, owner string) error {
+	rows, err := s.db.QueryContext(ctx, "SELECT repair_id, rebuild_id FROM repair WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ?", requestID, owner)
+	if err != nil {
+		return fmt.Errorf("reading the planning of request %s: %w", requestID, err)
+	}
+	var repairs, rebuilds []any
+	for rows.Next() {
+		var r, rb string
+		if err := rows.Scan(&r, &rb); err != nil {
+			rows.Close()
+			return fmt.Errorf("reading the planning of request %s: %w", requestID, err)
+		}
+		repairs = append(repairs, r)
+		if rb != "" {
+			rebuilds = append(rebuilds, rb)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("reading the planning of request %s: %w", requestID, err)
+	}
+	if len(repairs) == 0 {
+		return errPlanningLost
+	}
+	for _, r := range repairs {
+		for {
+			res, err := s.db.ExecContext(ctx, "DELETE FROM repair_item WHERE repair_id = ? LIMIT ?", r, DefaultCreateBatch)
+			if err != nil {
+				return fmt.Errorf("removing the items of incomplete repair %s: %w", r, err)
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				break
+			}
+		}
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM repair WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ? AND repair_id IN ("+inList(len(repairs))+")",
+			append([]any{requestID, owner}, repairs...)...)
+		if err != nil {
+			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(repairs)) {
+			return errPlanningLost
+		}
+		// Items a concurrent batch committed after the deletion above.
+		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_item WHERE repair_id IN ("+inList(len(repairs))+")", repairs...); err != nil {
+			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
+		}
+		ids := append(append([]any{}, repairs...), rebuilds...)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_transition WHERE subject_id IN ("+inList(len(ids))+")", ids...); err != nil {
+			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
+		}
+		if len(rebuilds) > 0 {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM rebuild WHERE rebuild_id IN ("+inList(len(rebuilds))+")", rebuilds...); err != nil {
+				return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_request WHERE request_id = ?", requestID); err != nil {
+			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
+		}
+		return nil
+	})
+}
+
+// insertItems stores items as the repair's items first+1, first+2, ...
+func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, repairID string, first int, items []Item) error {
 	for i := 0; i < len(items); i += itemBatch {
 		chunk := items[i:min(i+itemBatch, len(items))]
 		var args []any
@@ -298,7 +528,7 @@ func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, repairID string, it
 				}
 				origins = string(b)
 			}
-			args = append(args, repairID, i+j+1, it.DiscrepancyID, it.DataID, it.DataID, it.DetectID, it.ShardID, it.Class, it.Action,
+			args = append(args, repairID, first+i+j+1, it.DiscrepancyID, it.DataID, it.DataID, it.DetectID, it.ShardID, it.Class, it.Action,
 				it.SourceVersion, it.TargetVersion, origins)
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO repair_item (repair_id, seq, discrepancy_id, active_data_id, data_id, detect_id, shard_id,
