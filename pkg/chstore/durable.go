@@ -105,3 +105,36 @@ func (p *Projection) prepareInsert(ctx context.Context, query string) (driver.Ba
 	}
 	return b, nil
 }
+
+// AppliedPosition is the newest source commit the consumer applied of one
+// source shard's events that arrived through one topic partition
+// (projection_partition_applied, ClickHouse migration 0009).
+type AppliedPosition struct {
+	ShardID    string
+	Partition  int32
+	Partitions int32 // the topic's partition count (0: unknown)
+	CommitMs   int64
+}
+
+// InsertAppliedPositions records positions (one synchronous insert, with the
+// durable settings). The consumer calls it after the rows' insert and before
+// acknowledging them, so a position never runs ahead of stored rows.
+func (p *Projection) InsertAppliedPositions(ctx context.Context, ps []AppliedPosition, nowMs int64) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	b, err := p.prepareInsert(ctx, "INSERT INTO projection_partition_applied (shard_id, topic_partition, partitions, max_commit_ms, recorded_unix_ms)")
+	if err != nil {
+		return fmt.Errorf("recording %d applied positions: %w", len(ps), err)
+	}
+	defer b.Abort() //nolint:errcheck // no-op after Send
+	for _, a := range ps {
+		if err := b.Append(a.ShardID, a.Partition, a.Partitions, a.CommitMs, nowMs); err != nil {
+			return fmt.Errorf("recording applied positions: %w", err)
+		}
+	}
+	if err := b.Send(); err != nil {
+		return fmt.Errorf("recording %d applied positions: %w", len(ps), err)
+	}
+	return nil
+}

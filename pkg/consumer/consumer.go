@@ -26,6 +26,12 @@ type EpochFloorReader interface {
 	EpochFloor(ctx context.Context) (uint16, error)
 }
 
+// PositionWriter records the applied position per (source shard, topic
+// partition) (chstore.Projection; ClickHouse migration 0009).
+type PositionWriter interface {
+	InsertAppliedPositions(ctx context.Context, ps []chstore.AppliedPosition, nowMs int64) error
+}
+
 // DeadLetterer takes an event that can never be written.
 type DeadLetterer interface {
 	DeadLetter(ctx context.Context, msg pulsar.Message, reason string) error
@@ -90,6 +96,9 @@ type Consumer struct {
 	hooks Hooks
 	now   func() time.Time
 
+	pos        PositionWriter // nil: w does not record positions
+	partitions int32          // the topic's partition count (0: unknown)
+
 	floor   EpochFloorReader // nil: w does not read the floor
 	floorAt time.Time        // when floorV was read (zero: never)
 	floorV  uint16
@@ -116,6 +125,12 @@ func New(log *slog.Logger, cfg Config, cons pulsar.Consumer, w Writer, dlq DeadL
 	c := &Consumer{log: log, cfg: cfg, cons: cons, w: w, dlq: dlq, lag: lag, m: newMetrics(reg, lag), hooks: hooks, now: time.Now}
 	if f, ok := w.(EpochFloorReader); ok {
 		c.floor = f
+	}
+	if pw, ok := w.(PositionWriter); ok {
+		c.pos = pw
+	}
+	if pc, ok := cons.(interface{ Partitions() int }); ok {
+		c.partitions = int32(pc.Partitions())
 	}
 	return c, nil
 }
@@ -195,6 +210,22 @@ type batch struct {
 	rows     []chstore.Row
 	bytes    int       // payload bytes
 	inserted time.Time // when ClickHouse acknowledged the insert
+	// positions is the newest source commit (ms) per (shard, partition).
+	positions map[posKey]int64
+}
+
+type posKey struct {
+	shard     string
+	partition int32
+}
+
+// appliedPositions lists b's positions.
+func (c *Consumer) appliedPositions(b *batch) []chstore.AppliedPosition {
+	out := make([]chstore.AppliedPosition, 0, len(b.positions))
+	for k, ms := range b.positions {
+		out = append(out, chstore.AppliedPosition{ShardID: k.shard, Partition: k.partition, Partitions: c.partitions, CommitMs: ms})
+	}
+	return out
 }
 
 // Run consumes until ctx ends, in three stages that overlap:
@@ -328,11 +359,17 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-
 				return nil
 			}
 			if cur == nil {
-				cur = &batch{msgs: make([]pulsar.Message, 0, min(c.cfg.BatchSize, 1024)), rows: make([]chstore.Row, 0, min(c.cfg.BatchSize, 1024))}
+				cur = &batch{msgs: make([]pulsar.Message, 0, min(c.cfg.BatchSize, 1024)), rows: make([]chstore.Row, 0, min(c.cfg.BatchSize, 1024)),
+					positions: map[posKey]int64{}}
 				timer.Reset(c.cfg.BatchWait)
 			}
 			cur.msgs = append(cur.msgs, msg)
-			cur.rows = append(cur.rows, ToRow(ev, c.cfg.Epoch, 0))
+			r := ToRow(ev, c.cfg.Epoch, 0)
+			cur.rows = append(cur.rows, r)
+			_, part := pulsarbus.PartitionOf(msg.Topic())
+			if k := (posKey{r.ShardID, int32(part)}); r.SourceCommitMs > cur.positions[k] {
+				cur.positions[k] = r.SourceCommitMs
+			}
 			cur.bytes += size
 			if (len(cur.msgs) >= c.cfg.BatchSize || cur.bytes >= c.cfg.BatchBytes) && !cut() {
 				return nil
@@ -359,6 +396,12 @@ func (c *Consumer) write(ctx context.Context, b *batch) (bool, error) {
 			start := time.Now()
 			err = c.w.Insert(ctx, b.rows)
 			b.inserted = time.Now()
+			if err == nil && c.pos != nil {
+				// After the rows, before the acknowledgments: a position
+				// never runs ahead of stored rows, and a batch whose
+				// position was not recorded is not acknowledged.
+				err = c.pos.InsertAppliedPositions(ctx, c.appliedPositions(b), c.now().UnixMilli())
+			}
 			c.m.insertSeconds.Observe(b.inserted.Sub(start).Seconds())
 		}
 		if err == nil {
@@ -438,5 +481,21 @@ func Subscribe(client pulsar.Client, topic, subscription string) (pulsar.Consume
 	if err != nil {
 		return nil, fmt.Errorf("subscribing %s to %s: %w", subscription, topic, err)
 	}
-	return c, nil
+	// The partition count of the (partitioned) topic, recorded with the
+	// applied positions so readers can route a data_id to its partition.
+	base, _ := pulsarbus.PartitionOf(topic)
+	n := 0
+	if parts, err := client.TopicPartitions(base); err == nil {
+		n = len(parts)
+	}
+	return subscribed{Consumer: c, partitions: n}, nil
 }
+
+// subscribed is a consumer that knows its topic's partition count.
+type subscribed struct {
+	pulsar.Consumer
+	partitions int
+}
+
+// Partitions returns the topic's partition count (0: unknown).
+func (s subscribed) Partitions() int { return s.partitions }

@@ -10,10 +10,16 @@
 // is the same whichever server computes it and after any restart, since
 // nothing of it lives in a process.
 //
-// Limit: the position is the newest applied commit, so an event that waits
-// behind a stalled topic partition while other partitions of the same shard
-// move on is not counted; the broker's backlog alert (ConsumerNotAcknowledging)
-// covers that case.
+// Partitions: a shard's events are spread over the topic's partitions (the
+// relay keys them by data_id), each consumed on its own, so the newest
+// applied commit of a shard says nothing about an event stuck in a stalled
+// partition while the others move on. The consumer therefore also records
+// its position per (shard, partition) (ClickHouse migration 0009), and the
+// applied position of a shard (Applied) is the instant before its oldest
+// SENT event not applied in the partition it was routed to
+// (pulsarbus.DataIDPartition): a partition that received nothing lately is
+// not behind when nothing of the shard is pending for it, and one stalled
+// partition holds the shard's position back.
 package lagwatch
 
 import (
@@ -26,6 +32,8 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
 
 // PendingCap bounds the count of unapplied events read per shard and poll.
@@ -64,8 +72,142 @@ func New(ch driver.Conn, shards []Shard) *Watcher {
 	return &Watcher{ch: ch, shards: shards, now: time.Now}
 }
 
-// Applied reads the applied position of every shard that has one.
+// ScanCap bounds the outbox rows read per shard to find its oldest event
+// not applied in its partition; when it is reached the position is the
+// newest row read (every SENT event up to it is applied).
+const ScanCap = 100_000
+
+// Applied reads the applied position of every shard that has one: the
+// instant up to which every SENT event of the shard is applied in its
+// partition (see the package comment). Without per-partition positions
+// (nothing recorded yet, or the partition count unknown) it is the shard's
+// newest applied commit (ClickHouse migration 0007).
 func (w *Watcher) Applied(ctx context.Context) (map[string]time.Time, error) {
+	newest, err := w.newestApplied(ctx)
+	if err != nil {
+		return nil, err
+	}
+	parts, n, since, err := w.partitionPositions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return newest, nil
+	}
+	out := map[string]time.Time{}
+	for _, s := range w.shards {
+		pos, ok := parts[s.ID]
+		old, hasOld := newest[s.ID]
+		if !ok && !hasOld {
+			continue // nothing applied of this shard
+		}
+		eff, err := w.effective(ctx, s, pos, n, old, since)
+		if err != nil {
+			return nil, err
+		}
+		out[s.ID] = eff
+	}
+	// Shards outside the map keep their newest applied commit.
+	for id, t := range newest {
+		if _, ok := out[id]; !ok {
+			out[id] = t
+		}
+	}
+	return out, nil
+}
+
+// partitionPositions reads the per-(shard, partition) positions, the
+// topic's partition count (0 when none was recorded) and when the tracking
+// began (the row of shard ” migration 0009 writes).
+func (w *Watcher) partitionPositions(ctx context.Context) (map[string]map[int32]int64, int, int64, error) {
+	rows, err := w.ch.Query(ctx, `SELECT shard_id, topic_partition, max(max_commit_ms), max(partitions), min(recorded_unix_ms)
+		FROM projection_partition_applied GROUP BY shard_id, topic_partition`)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("reading the projection's applied positions per partition: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]map[int32]int64{}
+	n, since := 0, int64(0)
+	for rows.Next() {
+		var id string
+		var part, parts int32
+		var ms, rec int64
+		if err := rows.Scan(&id, &part, &ms, &parts, &rec); err != nil {
+			return nil, 0, 0, fmt.Errorf("reading the projection's applied positions per partition: %w", err)
+		}
+		if out[id] == nil {
+			out[id] = map[int32]int64{}
+		}
+		out[id][part] = ms
+		n = max(n, int(parts))
+		if id == "" { // migration 0009's start of tracking
+			since = rec
+			continue
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, 0, fmt.Errorf("reading the projection's applied positions per partition: %w", err)
+	}
+	return out, n, since, nil
+}
+
+// effective computes a shard's applied position from its per-partition
+// positions pos (n partitions; a partition without one counts as applied up
+// to min(old, sinceMs): before the tracking began at sinceMs, the shard's
+// newest applied commit old was the rule): the outbox is read in commit order from the
+// lowest partition position, and the first SENT event committed after the
+// position of its partition bounds it.
+func (w *Watcher) effective(ctx context.Context, s Shard, pos map[int32]int64, n int, old time.Time, sinceMs int64) (time.Time, error) {
+	dflt := min(old.UnixMilli(), sinceMs)
+	if old.IsZero() {
+		dflt = 0
+	}
+	at := make([]int64, n)
+	from := int64(-1)
+	top := old.UnixMilli()
+	for p := range n {
+		at[p] = dflt
+		if v, ok := pos[int32(p)]; ok {
+			at[p] = v
+		}
+		if from < 0 || at[p] < from {
+			from = at[p]
+		}
+		top = max(top, at[p])
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT create_time, data_id, status FROM outbox_event
+		WHERE create_time > ? ORDER BY create_time LIMIT ?`, time.UnixMilli(from).UTC(), ScanCap)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading the outbox of %s after the partitions' positions: %w", s.ID, err)
+	}
+	defer rows.Close()
+	var last time.Time
+	read := 0
+	for rows.Next() {
+		var created time.Time
+		var id int64
+		var status string
+		if err := rows.Scan(&created, &id, &status); err != nil {
+			return time.Time{}, fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+		}
+		read++
+		last = created.UTC()
+		if status == "SENT" && last.UnixMilli() > at[pulsarbus.DataIDPartition(id, n)] {
+			// The oldest event not applied in its partition.
+			return last.Add(-time.Millisecond), rows.Close()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return time.Time{}, fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+	}
+	if read == ScanCap {
+		return last, nil
+	}
+	return time.UnixMilli(max(top, last.UnixMilli())).UTC(), nil
+}
+
+// newestApplied reads the newest applied commit of every shard (0007).
+func (w *Watcher) newestApplied(ctx context.Context) (map[string]time.Time, error) {
 	rows, err := w.ch.Query(ctx, "SELECT shard_id, maxMerge(max_commit_ms) FROM projection_applied GROUP BY shard_id")
 	if err != nil {
 		return nil, fmt.Errorf("reading the projection's applied positions: %w", err)

@@ -18,7 +18,10 @@ import (
 type Flight interface {
 	// Positions returns, for every shard id, the commit time of the shard's
 	// newest outbox event (zero when it has none) and the projection's applied
-	// position of the shard (zero when it applied nothing of it).
+	// position of the shard (zero when it applied nothing of it): the instant
+	// up to which every SENT event of the shard is applied in the topic
+	// partition it was routed to (lagwatch.Watcher.Applied), so one stalled
+	// partition holds the shard back while its others move on.
 	Positions(ctx context.Context) (newest, applied map[string]time.Time, err error)
 	// InFlight returns, of the records given as data_id -> source version,
 	// those whose event of that version is still unsent (any outbox status
@@ -31,7 +34,9 @@ type Flight interface {
 
 // OutboxFlight implements Flight over the shards' outboxes (the commit-time
 // index of shard migration 0006, the unique event id) and the projection's
-// applied positions (ClickHouse migration 0007).
+// applied positions (ClickHouse migrations 0007 and, per partition, 0009).
+// An event waiting in a stalled partition is committed after its shard's
+// position, so InFlight counts its record in flight, never as wrong data.
 type OutboxFlight struct {
 	shards  []lagwatch.Shard
 	watcher *lagwatch.Watcher
