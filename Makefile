@@ -23,14 +23,14 @@ help: ## Show this help.
 .PHONY: tools
 tools: $(BIN)/buf $(BIN)/grpcurl $(BIN)/golangci-lint ## Build the pinned tools (buf, grpcurl, golangci-lint) into bin/.
 
-$(BIN)/buf: go.mod go.sum
-	$(GO) build -o $@ github.com/bufbuild/buf/cmd/buf
+# buf, grpcurl and golangci-lint are each pinned in a module of their own
+# (tools/<name>), so their dependencies stay out of the project's go.mod.
+$(BIN)/buf: tools/buf/go.mod tools/buf/go.sum
+	cd tools/buf && $(GO) build -o $@ github.com/bufbuild/buf/cmd/buf
 
-$(BIN)/grpcurl: go.mod go.sum
-	$(GO) build -o $@ github.com/fullstorydev/grpcurl/cmd/grpcurl
+$(BIN)/grpcurl: tools/grpcurl/go.mod tools/grpcurl/go.sum
+	cd tools/grpcurl && $(GO) build -o $@ github.com/fullstorydev/grpcurl/cmd/grpcurl
 
-# golangci-lint is pinned in its own module (tools/golangci-lint), so its
-# dependencies stay out of the project's go.mod.
 $(BIN)/golangci-lint: tools/golangci-lint/go.mod tools/golangci-lint/go.sum
 	cd tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
