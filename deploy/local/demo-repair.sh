@@ -14,8 +14,14 @@
 #      clean) and a second reconciliation is clean.
 #
 # Every step is a grpcurl command (printed before it runs), so an operator
-# can repeat it by hand. Running it again damages and repairs again (the
-# request ids carry the run id; the epoch moves up by one each time).
+# can repeat it by hand. Running it again damages and repairs again, whatever
+# earlier runs left: active repairs and rebuilds of campaign 10001 are
+# cancelled first, the damage is waited for until the projection shows it,
+# the request ids carry the run id and the epoch is one above both the
+# plan's floor and the consumer's current epoch (docs/design.md, "Controlled
+# rebuild under live writes": the consumer moves to the new epoch after
+# CreateRepair and before the approval; rows it writes there meanwhile do
+# not block the approval).
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -43,6 +49,41 @@ until_true() {
   done
 }
 ch_count_is() { [ "$($CH -q "$1")" = "$2" ]; }
+# repairs_in STATE: "repair_id detect_id" of the repairs in a state.
+repairs_in() {
+  $G "${VIEW[@]}" -d "{\"state\":\"$1\",\"page_size\":1000}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairs | python3 -c 'import json,sys
+for r in json.load(sys.stdin).get("repairs",[]):
+    print(r["repairId"], r.get("scope",{}).get("detectId","0"))'
+}
+active_rebuilds() {
+  local n=0 st
+  for st in REPAIR_STATE_AWAITING_APPROVAL REPAIR_STATE_EXECUTING; do
+    n=$((n + $($G "${VIEW[@]}" -d "{\"detect_id\":10001,\"state\":\"$st\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRebuilds \
+      | python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("rebuilds",[])))')))
+  done
+  echo "$n"
+}
+no_active_rebuild() { [ "$(active_rebuilds)" = 0 ]; }
+
+echo
+echo "== repair 0/5: what earlier runs left in campaign 10001 (active repairs and rebuilds) is cancelled"
+for st in REPAIR_STATE_AWAITING_APPROVAL REPAIR_STATE_EXECUTING REPAIR_STATE_AWAITING_VERIFICATION; do
+  repairs_in "$st" | while read -r id detect; do
+    [ "$detect" = 10001 ] || continue
+    show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$id\",\"reason\":\"left by an earlier demo run\"}" \
+      127.0.0.1:7105 fitness.v1.RepairService/CancelRepair >/dev/null || true
+  done
+done
+for st in REPAIR_STATE_AWAITING_APPROVAL REPAIR_STATE_EXECUTING; do
+  $G "${VIEW[@]}" -d "{\"detect_id\":10001,\"state\":\"$st\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRebuilds | python3 -c 'import json,sys
+for r in json.load(sys.stdin).get("rebuilds",[]):
+    print(r["rebuildId"])' | while read -r id; do
+    show $G "${ADMIN[@]}" -d "{\"rebuild_id\":\"$id\",\"reason\":\"left by an earlier demo run\"}" \
+      127.0.0.1:7105 fitness.v1.RepairService/CancelRebuild >/dev/null || true
+  done
+done
+# A rebuild already switching readers cannot be cancelled: it ends by itself.
+until_true 300 "the earlier rebuilds of campaign 10001 to end" no_active_rebuild
 
 echo
 echo "== repair 1/5: four more results of campaign 10001 (a deletion among them)"
@@ -77,7 +118,18 @@ show $CH -q "INSERT INTO fitness_result_versions ($cols)
   SELECT detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, CAST('9.99' AS Decimal(12, 3)), unit, is_deleted, event_id, shard_id,
          source_commit_unix_ms, toInt64(toUnixTimestamp(now())) * 1000
   FROM fitness_result_versions FINAL WHERE data_id = 900004"
-until_true 30 "the mutations" ch_count_is "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND is_done = 0" 0
+# ALTER TABLE ... DELETE is a mutation that ClickHouse applies in the
+# background: wait until it is done, then until the projection shows every
+# damage (a reconciliation started earlier would not see it).
+until_true 60 "the mutations" ch_count_is \
+  "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = 'fitness_result_versions' AND is_done = 0" 0
+damaged() {
+  ch_count_is "SELECT count() FROM fitness_result_versions FINAL WHERE data_id = 900002" 0 &&
+    ch_count_is "SELECT count() FROM fitness_result_versions FINAL WHERE data_id = 900003 AND is_deleted = 0 AND version = 1" 1 &&
+    ch_count_is "SELECT count() FROM fitness_result_versions FINAL WHERE data_id = 900099" 1 &&
+    ch_count_is "SELECT count() FROM fitness_result_versions FINAL WHERE data_id = 900004 AND result = CAST('9.99' AS Decimal(12, 3))" 1
+}
+until_true 60 "the damage visible in the projection" damaged
 
 echo
 echo "== repair 3/5: reconcile campaign 10001 (CONTENT depth)"
@@ -93,6 +145,10 @@ out=$(show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.
 python3 -c 'import json,sys
 for d in json.loads(sys.argv[1]).get("discrepancies",[]):
     print("  %-45s data_id %s" % (d["class"], d["dataId"]))' "$out"
+found=$(python3 -c 'import json,sys
+print(" ".join(sorted("%s:%s" % (d["dataId"], d["class"].replace("DISCREPANCY_CLASS_","")) for d in json.loads(sys.argv[1]).get("discrepancies",[]))))' "$out")
+want="900002:MISSING_IN_TARGET 900003:DELETION_NOT_APPLIED 900004:CONTENT_MISMATCH 900099:UNEXPECTED_TARGET_RECORD"
+[ "$found" = "$want" ] || die "reconciliation run $run found [$found], want [$want]"
 
 echo
 echo "== repair 4/5: plan (dry run: nothing changes), create, approve, redeploy the consumer, approve the rebuild"
@@ -104,8 +160,11 @@ for a in p.get("actions",[]):
 for i in p.get("items",[]):
     print("    data_id %s  %s  source v%s  target v%s" % (i["dataId"], i["class"], i.get("sourceVersion","0"), i.get("targetVersion","0")))
 print("  epoch floor %s" % p.get("epochFloor", 0))' "$plan"
-# The rebuild runs at the next transformation epoch, above every retired one.
-epoch=$(( $(field "$plan" epochFloor | sed 's/^$/0/') + 1 ))
+# The rebuild runs at a new transformation epoch: above the plan's floor
+# (every epoch stored in the campaign or retired) and the consumer's epoch.
+floor=$(field "$plan" epochFloor | sed 's/^$/0/')
+live=$(cat "$RS_STATE/consumer.epoch" 2>/dev/null || echo 0)
+epoch=$(( (floor > live ? floor : live) + 1 ))
 out=$(show $G "${OP[@]}" -d "{\"run_id\":\"$run\",\"reason\":\"demo: damaged projection\",\"request_id\":\"demo-repair-$run\",\"rebuild_epoch\":$epoch}" \
   127.0.0.1:7105 fitness.v1.RepairService/CreateRepair)
 repair_of() {
@@ -117,6 +176,9 @@ replay=$(repair_of REPAIR_ACTION_REPLAY)
 tombstone=$(repair_of REPAIR_ACTION_TOMBSTONE)
 removal=$(repair_of REPAIR_ACTION_REMOVE)
 rebuild=$(repair_of REPAIR_ACTION_REBUILD)
+for a in replay tombstone removal rebuild; do
+  [ -n "${!a}" ] || die "CreateRepair did not make a $a repair (one repair per action expected): $out"
+done
 echo "  replay $replay, tombstone $tombstone (run at once); removal $removal, rebuild $rebuild (await approval)"
 state_of() { field "$($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" 127.0.0.1:7105 fitness.v1.RepairService/GetRepair)" repair.state; }
 verified() {
@@ -139,7 +201,7 @@ show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"origin is a s
 until_true 120 "the removal verified" verified "$removal"
 # Removals first: a rebuild only adds rows, so a stray record left in its
 # scope would fail its verification (and roll it back).
-echo "  the fixed mapping is deployed: the consumer restarts at epoch $epoch"
+echo "  the fixed mapping is deployed: the consumer restarts at epoch $epoch (it writes the campaign there before the approval)"
 (export RS_CONSUMER_EPOCH=$epoch && show "$RS_ROOT/deploy/local/servers.sh" restart consumer)
 show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$rebuild\",\"reason\":\"mapping fixed in epoch $epoch\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair >/dev/null
 echo "  watching the rebuild (WatchRepair streams its progress):"
