@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/replay"
 )
@@ -86,17 +88,18 @@ func (c ExecutorConfig) Validate() error {
 // as applied: replays are idempotent (same version, same event id), so an
 // item interrupted between its replay and its record is at most re-armed.
 type Executor struct {
-	cfg   ExecutorConfig
-	log   *slog.Logger
-	store *Store
-	rep   Replayer
-	ed    TargetEditor
-	rb    Rebuilder
-	src   reconcile.Side
-	ver   *Verifier
-	m     *metrics
-	owner string
-	wake  chan struct{}
+	cfg     ExecutorConfig
+	log     *slog.Logger
+	store   *Store
+	rep     Replayer
+	ed      TargetEditor
+	rb      Rebuilder
+	src     reconcile.Side
+	shardOf func(int64) string
+	ver     *Verifier
+	m       *metrics
+	owner   string
+	wake    chan struct{}
 
 	mu       sync.Mutex
 	limiters map[string]*rate.Limiter
@@ -112,7 +115,7 @@ func NewExecutor(log *slog.Logger, cfg ExecutorConfig, d Deps, reg prometheus.Re
 	if err := d.check(true); err != nil {
 		return nil, err
 	}
-	return &Executor{cfg: cfg, log: log, store: d.Store, rep: d.Replayer, ed: d.Editor, rb: d.Rebuilder, src: d.Source,
+	return &Executor{cfg: cfg, log: log, store: d.Store, rep: d.Replayer, ed: d.Editor, rb: d.Rebuilder, src: d.Source, shardOf: d.ShardOf,
 		ver: newVerifier(d), m: newMetrics(reg), owner: "executor-" + newID()[:12], wake: make(chan struct{}, 1),
 		limiters: map[string]*rate.Limiter{}, running: map[string]context.CancelFunc{}}, nil
 }
@@ -457,8 +460,29 @@ func (e *Executor) record(ctx context.Context, r Repair, results []ItemResult, r
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := e.store.FinishItems(rctx, r.ID, e.owner, results); err != nil {
-		return err
+	// The items are applied: their outcome must be recorded now. A record
+	// the database rolled back for contention (two workers' FinishItems of
+	// one repair can deadlock) is retried here, not by applying the items
+	// again: a removal applied again finds nothing left to remove and would
+	// record 0 rows removed (TestExecutionAndVerification saw it). The
+	// transaction rolled back whole and records only PENDING items, so
+	// retrying it is safe.
+	wait := 10 * time.Millisecond
+	for {
+		err := e.store.FinishItems(rctx, r.ID, e.owner, results)
+		if err == nil {
+			break
+		}
+		if !mysqldb.IsRetryable(err) || rctx.Err() != nil {
+			return err
+		}
+		e.log.Warn("recording repair items met contention; retrying", "repair", r.ID, "items", len(results), "err", err)
+		select {
+		case <-rctx.Done():
+			return err
+		case <-time.After(wait + time.Duration(mrand.Int64N(int64(wait)))):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
 	}
 	action := r.Action.String()
 	var failed int
@@ -539,14 +563,22 @@ func (e *Executor) applyOnce(ctx context.Context, r Repair, it Item, res *ItemRe
 	case ActionReplay, ActionTombstone:
 		return e.replay(ctx, it, res, "")
 	case ActionRemove:
-		// Never remove what the source now holds: the floor is the newer of
-		// the version reconciliation saw and the current one.
-		cur, err := e.src.Records(ctx, r.Scope, 0, nil, []int64{it.DataID})
+		// Never remove what the source holds. It is read by data_id without
+		// any scope (every shard, campaign, project and school: a run's
+		// scope never decides whether a record exists). A record the source
+		// holds is never removed as unexpected: refused, nothing removed.
+		// Above a source version (TARGET_AHEAD_OF_SOURCE) the floor is the
+		// newer of the version reconciliation saw and the current one.
+		cur, err := e.src.Records(ctx, reconcile.Scope{}, 0, nil, []int64{it.DataID})
 		if err != nil {
 			return 0, fmt.Errorf("reading the source of %d: %w", it.DataID, err)
 		}
-		above := it.SourceVersion
 		rec, present := cur[it.DataID]
+		if present && it.Class != reconcile.TargetAheadOfSource {
+			res.Outcome, res.Message = OutcomeFailed, refuseRemoval(it.DataID, e.shardOf(it.DataID), rec).Error()
+			return 0, nil
+		}
+		above := it.SourceVersion
 		if present {
 			above = max(above, rec.Version)
 		}
@@ -568,6 +600,18 @@ func (e *Executor) applyOnce(ctx context.Context, r Repair, it Item, res *ItemRe
 	}
 	res.Outcome, res.Message = OutcomeFailed, fmt.Sprintf("action %s is not applied item by item", it.Action)
 	return 0, nil
+}
+
+// refuseRemoval is the FAILED_PRECONDITION refusal to remove the projection
+// rows of a record the source holds, naming that record.
+func refuseRemoval(dataID int64, shard string, rec reconcile.Record) error {
+	state := "live"
+	if rec.Deleted {
+		state = "deleted"
+	}
+	return preconditionf("record %d is held by the source (shard %s, version %d, %s, campaign %d, school %d): its projection rows are not removed; "+
+		"reconcile again: a record on both sides with different fields is CONTENT_MISMATCH (a rebuild) or a version difference (a replay)",
+		dataID, shard, rec.Version, state, rec.DetectID, rec.SchoolID)
 }
 
 // replay re-delivers the record and judges the version delivered against

@@ -28,7 +28,8 @@ type mismatch struct {
 	class  reconcile.Class
 }
 
-// compare classifies the current state of items' keys within scope; it
+// compare classifies the current state of items' keys within scope (a
+// campaign: the repair's keys are its records); it
 // returns the seqs of clean items and the mismatches.
 func (v *Verifier) compare(ctx context.Context, scope reconcile.Scope, items []Item) ([]int, []mismatch, error) {
 	var clean []int
@@ -84,7 +85,10 @@ func (v *Verifier) check(ctx context.Context, r Repair, actor string, final bool
 			todo = append(todo, it)
 		}
 	}
-	clean, bad, err := v.compare(ctx, r.Scope, todo)
+	// The keys are compared without the run's project or school: a scope
+	// never decides whether a record exists (a removal made "clean" by a
+	// school filter would hide a record shown under another school).
+	clean, bad, err := v.compare(ctx, r.Scope.Campaign(), todo)
 	if err != nil {
 		return VerifyResult{}, err
 	}

@@ -129,10 +129,17 @@ func (e *Env) PutDelivered(t testing.TB, r Rec) {
 // returns the run.
 func (e *Env) Reconcile(t testing.TB) reconcile.Run {
 	t.Helper()
+	return e.ReconcileScope(t, reconcile.Scope{DetectID: DetectID})
+}
+
+// ReconcileScope runs a CONTENT reconciliation of scope to its end and
+// returns the run.
+func (e *Env) ReconcileScope(t testing.TB, scope reconcile.Scope) reconcile.Run {
+	t.Helper()
 	ctx := context.Background()
 	cfg := reconcile.RunnerConfig{Buckets: 64, Grace: 50 * time.Millisecond, CatchUpWait: 50 * time.Millisecond, MaxBoundaryRetries: 3}
 	runner := reconcile.NewRunner(e.Log, cfg, e.Source, e.Source, e.Target, e.Runs, nil)
-	r, err := e.Runs.Create(ctx, reconcile.Scope{DetectID: DetectID}, reconcile.DepthContent, 0, "tester")
+	r, err := e.Runs.Create(ctx, scope, reconcile.DepthContent, 0, "tester")
 	if err != nil {
 		t.Fatal(err)
 	}
