@@ -3,7 +3,6 @@ package repair_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,10 +23,10 @@ import (
 // CONTENT reconciliation of the campaign is clean.
 func TestRebuildUnderLiveCorrections(t *testing.T) {
 	const (
-		detect  = 20010
-		records = 120
-		rate    = 100 // corrections per second, all writers together
-		writers = 8
+		detect      = 20010
+		records     = 120
+		rate        = 100 // corrections per second, all writers together
+		writerCount = 8
 	)
 	p := newPlatform(t)
 	ctx := context.Background()
@@ -71,54 +70,13 @@ func TestRebuildUnderLiveCorrections(t *testing.T) {
 		}
 	}
 
-	// The live corrections, ~100/s for the whole flow.
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var sent, failed int
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(time.Second * writers / rate)
-			defer tick.Stop()
-			k := 0
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-				}
-				// Writer w corrects records 5+w, 5+w+writers, ... in turn.
-				n := (records - len(defective)) / writers
-				id := first + int64(len(defective)+w+(k%n)*writers)
-				k++
-				mu.Lock()
-				v := latest[id]
-				mu.Unlock()
-				cctx, cancel := context.WithTimeout(operator(), 10*time.Second)
-				_, err := p.Results.CorrectResult(cctx, &fitnessv1.CorrectResultRequest{RequestId: fmt.Sprintf("live-%d-%d", id, v), SchoolId: school,
-					DataId: id, ExpectedVersion: v, Result: fmt.Sprintf("2.%03d", (v+1)%1000), Unit: "m", Reason: "teacher correction"})
-				cancel()
-				mu.Lock()
-				if err != nil {
-					failed++
-				} else {
-					latest[id], sent = v+1, sent+1
-				}
-				mu.Unlock()
-			}
-		}()
+	// The live corrections, ~100/s for the whole flow, on every record but
+	// the defective ones.
+	var live []int64
+	for i := int64(len(defective)); i < records; i++ {
+		live = append(live, first+i)
 	}
-	stopWriters := func() {
-		select {
-		case <-stop:
-		default:
-			close(stop)
-			wg.Wait()
-		}
-	}
-	t.Cleanup(stopWriters)
+	writers := p.startWriters(live, latest, writerCount, rate)
 	start := time.Now()
 
 	// Plan and create: the epoch is fixed now, above everything stored.
@@ -148,11 +106,9 @@ func TestRebuildUnderLiveCorrections(t *testing.T) {
 		t.Fatalf("approval with %d live rows at epoch %d in the campaign: %v", atApproval, epoch, err)
 	}
 	done := p.waitRepair(id, fitnessv1.RepairState_REPAIR_STATE_VERIFIED)
-	mu.Lock()
-	during := sent
-	mu.Unlock()
+	during, failed := writers.Counts()
 	elapsed := time.Since(start)
-	stopWriters()
+	writers.Stop()
 	t.Logf("rebuild at epoch %d VERIFIED (%s) with %d live rows at the epoch at approval; %d corrections in %s (%.0f/s), %d failed",
 		epoch, done.GetVerification(), atApproval, during, elapsed.Round(time.Millisecond), float64(during)/elapsed.Seconds(), failed)
 	if rate := float64(during) / elapsed.Seconds(); rate < 70 {
