@@ -190,6 +190,33 @@ func (l *Loader) Parse(args []string) error {
 	return nil
 }
 
+// Load is how a server loads its configuration: it parses args (Parse),
+// then checks the result with check(true), which reports every malformed or
+// impossible setting and skips the required ones left empty (Parse named
+// those). Every error comes at once, prefixed "<name> config: " (the name of
+// NewLoader), with no secret in it; --help returns flag.ErrHelp after
+// printing the usage.
+func (l *Loader) Load(args []string, check func(loaded bool) error) error {
+	err := l.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	if err := errors.Join(err, check(true)); err != nil {
+		return fmt.Errorf("%s config: %w", l.FS.Name(), err)
+	}
+	return nil
+}
+
+// Validate is how a server checks a configuration built in code (without a
+// Loader): check(false) reports every missing, malformed or impossible
+// setting, prefixed "<name> config: " like Load's.
+func Validate(name string, check func(loaded bool) error) error {
+	if err := check(false); err != nil {
+		return fmt.Errorf("%s config: %w", name, err)
+	}
+	return nil
+}
+
 // finish applies the profile and collects the missing settings.
 func (l *Loader) finish(errs []error) error {
 	switch l.profile {

@@ -7,23 +7,18 @@ package reconcilesvc
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"sync/atomic"
 	"time"
 
-	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"google.golang.org/grpc"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/logging"
@@ -31,24 +26,15 @@ import (
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/reconcileapi"
 	"github.com/resultsync/resultsync/pkg/server"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Config is the reconcile server's configuration.
 type Config struct {
 	Server server.Config
-	// Shards is the shard map of the authoritative side, "id=dsn,..." (at
-	// least two). Secret.
-	Shards string
-	// ControlDSN locates the control database (runs, discrepancies). Secret.
-	ControlDSN string
-	// CHAddr and CHDatabase locate the ClickHouse projection.
-	CHAddr, CHDatabase string
-	// CHCluster names the ClickHouse cluster of a sharded, replicated
-	// projection (docs/cluster.md); empty for a single server.
-	CHCluster string
-	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
-	CHUser, CHPassword string
+	// Stores locate the shards (the authoritative side), the control
+	// database (runs, discrepancies) and the ClickHouse projection.
+	Stores stores.Settings
 	// Runner tunes the runs.
 	Runner reconcile.RunnerConfig
 	// Schedule turns the scheduled reconciliation on (one active instance
@@ -73,12 +59,7 @@ func Load(args []string) (Config, error) {
 	l := config.NewLoader("reconcile")
 	c.Server.Flags(l, "RS_RECONCILE", "127.0.0.1:7104", "127.0.0.1:7204")
 	d := reconcile.DefaultRunnerConfig()
-	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,... (the authoritative side)", true)
-	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN (runs, discrepancies)", true)
-	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
-	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
-	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
-	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
+	c.Stores.Flags(l, stores.All, stores.Help{Shards: "the authoritative side", Control: "runs, discrepancies"})
 	l.Int(&c.Runner.Buckets, "buckets", "RS_RECONCILE_BUCKETS", d.Buckets, "buckets per comparison")
 	l.Duration(&c.Runner.Grace, "grace", "RS_RECONCILE_GRACE", d.Grace, "wait before candidates are re-checked")
 	l.Duration(&c.Runner.CatchUpWait, "catch-up-wait", "RS_RECONCILE_CATCH_UP_WAIT", d.CatchUpWait,
@@ -97,57 +78,20 @@ func Load(args []string) (Config, error) {
 		"rows the scheduled runs compare per second at most, averaged (0: no cap)")
 	l.Duration(&c.Scheduler.LeaseTTL, "schedule-lease-ttl", "RS_RECONCILE_SCHEDULE_LEASE_TTL", sd.LeaseTTL, "scheduler lease duration (renewed every third of it)")
 	l.String(&c.ScheduleHolder, "schedule-holder", "RS_RECONCILE_SCHEDULE_HOLDER", "", "this replica's name in the scheduler lease (default: host name and a random suffix)")
-	err := l.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
-	}
-	// Missing settings are named by Parse; validate the rest alongside.
-	if err := errors.Join(err, c.validate()); err != nil {
-		return Config{}, fmt.Errorf("reconcile config: %w", err)
 	}
 	return c, nil
 }
 
 // Validate rejects missing and impossible settings, naming every one.
-func (c *Config) Validate() error {
-	var errs []error
-	for name, v := range map[string]string{"shards": c.Shards, "control-dsn": c.ControlDSN, "clickhouse-addr": c.CHAddr} {
-		if v == "" {
-			errs = append(errs, fmt.Errorf("%s is required", name))
-		}
-	}
-	if err := errors.Join(append(errs, c.validate())...); err != nil {
-		return fmt.Errorf("reconcile config: %w", err)
-	}
-	return nil
-}
+func (c *Config) Validate() error { return config.Validate("reconcile", c.check) }
 
-// validate checks the settings that are present (Load reports the missing
-// ones through the loader).
-func (c *Config) validate() error {
-	errs := []error{c.Server.Validate()}
+// check reports every invalid setting (config.Loader.Load, config.Validate).
+func (c *Config) check(loaded bool) error {
+	errs := []error{c.Server.Validate(), c.Stores.Check(stores.All, loaded)}
 	if _, err := logging.New(io.Discard, "reconcile", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
-	}
-	if c.Shards != "" {
-		if m, err := shard.Parse(c.Shards); err != nil {
-			errs = append(errs, err)
-		} else if len(m.Shards) < 2 {
-			errs = append(errs, errors.New("the shard map needs at least two shards"))
-		}
-	}
-	if c.ControlDSN != "" {
-		if _, err := mysqldb.Config(c.ControlDSN); err != nil {
-			errs = append(errs, errors.New("control-dsn is not a valid DSN")) // the DSN's text is secret
-		}
-	}
-	if c.CHAddr != "" {
-		if _, _, err := net.SplitHostPort(c.CHAddr); err != nil {
-			errs = append(errs, fmt.Errorf("clickhouse-addr %q: %w", c.CHAddr, err))
-		}
-	}
-	if c.CHDatabase == "" {
-		errs = append(errs, errors.New("clickhouse-database must not be empty"))
 	}
 	if c.Runner.Buckets < 1 || c.Runner.Buckets > 1<<20 {
 		errs = append(errs, fmt.Errorf("buckets must be 1..1048576, got %d", c.Runner.Buckets))
@@ -199,15 +143,12 @@ var errNotRecovered = apierr.New(apierr.Unavailable,
 
 // Service is an assembled reconcile server, listening but not yet serving.
 type Service struct {
-	log      *slog.Logger
-	grace    time.Duration
-	srv      *server.Server
-	api      *reconcileapi.Service
-	store    *reconcile.RunStore
-	shardIDs []string
-	shards   []*sql.DB
-	control  *sql.DB
-	ch       driver.Conn
+	log   *slog.Logger
+	grace time.Duration
+	srv   *server.Server
+	api   *reconcileapi.Service
+	store *reconcile.RunStore
+	pools *stores.Pools
 	// stopRuns ends the context of the background runs (reconcileapi runs
 	// them under a context given at construction, not a request's).
 	stopRuns context.CancelFunc
@@ -233,32 +174,16 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := shard.Parse(cfg.Shards)
-	if err != nil {
-		return nil, fmt.Errorf("reconcile config: %w", err)
-	}
 	s := &Service{log: log, grace: cfg.Server.ShutdownGrace}
+	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}}); err != nil {
+		return nil, fmt.Errorf("reconcile server: %w", err)
+	}
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	for _, sh := range m.Shards {
-		db, err := mysqldb.OpenLazy(sh.DSN, mysqldb.Options{MaxOpen: 8})
-		if err != nil {
-			return nil, fmt.Errorf("shard %s: %w", sh.ID, err)
-		}
-		s.shards = append(s.shards, db)
-		s.shardIDs = append(s.shardIDs, sh.ID)
-	}
-	if s.control, err = mysqldb.OpenLazy(cfg.ControlDSN, mysqldb.Options{MaxOpen: 8}); err != nil {
-		return nil, fmt.Errorf("control database: %w", err)
-	}
-	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster,
-		User: cfg.CHUser, Password: cfg.CHPassword, DialTimeout: 5 * time.Second}); err != nil {
-		return nil, err
-	}
-	s.store = reconcile.NewRunStore(s.control)
+	s.store = reconcile.NewRunStore(s.pools.Control)
 	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
 	s.failInterrupted(rctx)
 	rcancel()
@@ -267,16 +192,16 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if err != nil {
 		return nil, err
 	}
-	src := reconcile.MySQLSource{Shards: s.shards}
+	src := reconcile.MySQLSource{Shards: s.pools.Shards}
 	var outboxes []lagwatch.Shard
-	for i, db := range s.shards {
-		outboxes = append(outboxes, lagwatch.Shard{ID: s.shardIDs[i], DB: db})
+	for i, db := range s.pools.Shards {
+		outboxes = append(outboxes, lagwatch.Shard{ID: s.pools.Map.Shards[i].ID, DB: db})
 	}
-	runner := reconcile.NewRunner(log, cfg.Runner, src, src, reconcile.ClickHouseTarget{Conn: s.ch}, s.store, s.srv.Registry(),
-		reconcile.WithFlight(reconcile.NewOutboxFlight(s.ch, outboxes)))
+	runner := reconcile.NewRunner(log, cfg.Runner, src, src, reconcile.ClickHouseTarget{Conn: s.pools.CH}, s.store, s.srv.Registry(),
+		reconcile.WithFlight(reconcile.NewOutboxFlight(s.pools.CH, outboxes)))
 	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopRuns = stopRuns
-	s.schedules = reconcile.NewScheduleStore(s.control)
+	s.schedules = reconcile.NewScheduleStore(s.pools.Control)
 	if cfg.Schedule {
 		if s.scheduler, err = reconcile.NewScheduler(log, cfg.scheduler(), runner, s.store, s.schedules, src, s.srv.Registry(), cfg.ScheduleHolder); err != nil {
 			return nil, err
@@ -338,33 +263,16 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 func (s *Service) probes() []server.Probe {
-	probes := []server.Probe{
-		{Name: "control", Check: func(ctx context.Context) error {
-			if err := s.control.PingContext(ctx); err != nil {
-				return fmt.Errorf("control database: %w", err)
-			}
-			if !s.recovered.Load() {
-				return errNotRecovered
-			}
-			return nil
-		}},
-		{Name: "clickhouse", Check: func(ctx context.Context) error {
-			if err := s.ch.Ping(ctx); err != nil {
-				return fmt.Errorf("ClickHouse: %w", err)
-			}
-			return nil
-		}},
-	}
-	for i, db := range s.shards {
-		id := s.shardIDs[i]
-		probes = append(probes, server.Probe{Name: id, Partial: true, Check: func(ctx context.Context) error {
-			if err := db.PingContext(ctx); err != nil {
-				return fmt.Errorf("shard %s: %w", id, err)
-			}
-			return nil
-		}})
-	}
-	return probes
+	control := server.Probe{Name: "control", Check: func(ctx context.Context) error {
+		if err := s.pools.Control.PingContext(ctx); err != nil {
+			return fmt.Errorf("control database: %w", err)
+		}
+		if !s.recovered.Load() {
+			return errNotRecovered
+		}
+		return nil
+	}}
+	return append([]server.Probe{control, s.pools.ClickHouseProbe(false)}, s.pools.ShardProbes()...)
 }
 
 // runExecutor is the worker that owns the lifetime of the background runs.
@@ -423,13 +331,7 @@ func (s *Service) close() {
 	if s.stopRuns != nil {
 		s.stopRuns()
 	}
-	for _, db := range s.shards {
-		_ = db.Close()
-	}
-	if s.control != nil {
-		_ = s.control.Close()
-	}
-	if s.ch != nil {
-		_ = s.ch.Close()
+	if s.pools != nil {
+		_ = s.pools.Close()
 	}
 }

@@ -70,7 +70,7 @@ func TestLoad(t *testing.T) {
 				if err := cfg.Validate(); err != nil {
 					t.Errorf("Validate of a loaded config = %v", err)
 				}
-				if cfg.Shards != config.DefaultShards || cfg.ControlDSN != config.DefaultControlDSN || cfg.CHAddr != config.DefaultClickHouseAddr {
+				if cfg.Stores.Shards != config.DefaultShards || cfg.Stores.ControlDSN != config.DefaultControlDSN || cfg.Stores.CHAddr != config.DefaultClickHouseAddr {
 					t.Errorf("local profile did not apply the development stack: %+v", cfg.Runner)
 				}
 				return

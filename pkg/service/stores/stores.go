@@ -1,7 +1,9 @@
-// Package stores holds what the servers that read both sides share: the
-// settings locating the shards, the control database and the ClickHouse
-// projection (flags, validation without secrets), the pools opened from
-// them, and a health probe per pool.
+// Package stores is the one assembly of the stores every server and the
+// migrator locate: the settings of the shards, the control database and the
+// ClickHouse projection (flags, environment, validation without secrets),
+// the connection pools opened from them, and a health probe per pool. Each
+// server names the stores it uses (Need); services/migrate uses the same
+// settings for what it migrates.
 package stores
 
 import (
@@ -21,7 +23,27 @@ import (
 	"github.com/resultsync/resultsync/pkg/shard"
 )
 
-// Settings locate the three stores.
+// Need is the set of stores a server uses.
+type Need uint8
+
+// The stores.
+const (
+	// Shards is the authoritative side: the shard map (at least two).
+	Shards Need = 1 << iota
+	// Control is the control database.
+	Control
+	// ClickHouse is the projection, its address required.
+	ClickHouse
+	// ClickHouseSkipped defines the ClickHouse settings but its address and
+	// checks none of them: a run told to leave ClickHouse alone (migrate
+	// --skip-clickhouse).
+	ClickHouseSkipped
+
+	// All is the three stores.
+	All = Shards | Control | ClickHouse
+)
+
+// Settings locate the stores.
 type Settings struct {
 	// Shards is the shard map of the authoritative side, "id=dsn,..." (at
 	// least two). Secret.
@@ -37,60 +59,110 @@ type Settings struct {
 	CHUser, CHPassword string
 }
 
-// Help is the --help text of each setting (what the server uses it for).
-type Help struct{ Shards, Control, ClickHouse string }
+// Help is what the server uses each store for, shown in parentheses after
+// the usage of --shards, --control-dsn and --clickhouse-addr (empty: nothing
+// added); Cluster replaces the usage of --clickhouse-cluster (empty: the
+// usual one).
+type Help struct{ Shards, Control, ClickHouse, Cluster string }
 
-// Flags registers --shards, --control-dsn, --clickhouse-addr and
-// --clickhouse-database (and their RS_ variables) on l.
-func (s *Settings) Flags(l *config.Loader, h Help) {
-	l.Need(&s.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,... ("+h.Shards+")", true)
-	l.Need(&s.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN ("+h.Control+")", true)
-	l.Need(&s.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address ("+h.ClickHouse+")", false)
+// Flags registers on l the settings of the stores in need, with their RS_
+// environment variables: --shards and --control-dsn (required, secret),
+// --clickhouse-addr (required), --clickhouse-database, --clickhouse-cluster,
+// --clickhouse-user and --clickhouse-password (secret).
+func (s *Settings) Flags(l *config.Loader, need Need, h Help) {
+	if need&Shards != 0 {
+		l.Need(&s.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,..."+paren(h.Shards), true)
+	}
+	if need&Control != 0 {
+		l.Need(&s.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN"+paren(h.Control), true)
+	}
+	if need&(ClickHouse|ClickHouseSkipped) == 0 {
+		return
+	}
+	if need&ClickHouse != 0 {
+		l.Need(&s.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address"+paren(h.ClickHouse), false)
+	}
 	l.String(&s.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
-	l.String(&s.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
+	cluster := h.Cluster
+	if cluster == "" {
+		cluster = "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)"
+	}
+	l.String(&s.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", cluster)
 	l.ClickHouseCredentials(&s.CHUser, &s.CHPassword)
 }
 
-// Missing names every required setting left empty.
-func (s *Settings) Missing() error {
-	var errs []error
-	for _, f := range []struct{ name, v string }{{"shards", s.Shards}, {"control-dsn", s.ControlDSN}, {"clickhouse-addr", s.CHAddr}} {
-		if f.v == "" {
-			errs = append(errs, fmt.Errorf("%s is required", f.name))
-		}
+func paren(s string) string {
+	if s == "" {
+		return ""
 	}
-	return errors.Join(errs...)
+	return " (" + s + ")"
 }
 
-// Validate checks the settings that are present (Missing names the absent
-// ones); no secret appears in its errors.
-func (s *Settings) Validate() error {
+// Check reports every invalid setting of the stores in need; no secret
+// appears in its errors. With loaded (the settings came from a Loader, whose
+// Parse names the required ones left empty) an empty required setting is
+// not reported again.
+func (s *Settings) Check(need Need, loaded bool) error {
 	var errs []error
-	if s.Shards != "" {
+	required := func(name, v string) bool {
+		if v == "" && !loaded {
+			errs = append(errs, fmt.Errorf("%s is required", name))
+		}
+		return v != ""
+	}
+	if need&Shards != 0 && required("shards", s.Shards) {
 		if m, err := shard.Parse(s.Shards); err != nil {
 			errs = append(errs, err)
-		} else if len(m.Shards) < 2 {
-			errs = append(errs, errors.New("the shard map needs at least two shards"))
+		} else {
+			if len(m.Shards) < 2 {
+				errs = append(errs, errors.New("the shard map needs at least two shards"))
+			}
+			for _, sh := range m.Shards {
+				if _, err := mysqldb.Config(sh.DSN); err != nil {
+					errs = append(errs, fmt.Errorf("shard %s: %w", sh.ID, err))
+				}
+			}
 		}
 	}
-	if s.ControlDSN != "" {
+	if need&Control != 0 && required("control-dsn", s.ControlDSN) {
 		if _, err := mysqldb.Config(s.ControlDSN); err != nil {
 			errs = append(errs, errors.New("control-dsn is not a valid DSN")) // the DSN's text is secret
 		}
 	}
-	if s.CHAddr != "" {
-		if _, _, err := net.SplitHostPort(s.CHAddr); err != nil {
-			errs = append(errs, fmt.Errorf("clickhouse-addr %q: %w", s.CHAddr, err))
+	if need&ClickHouse != 0 {
+		if required("clickhouse-addr", s.CHAddr) {
+			if _, _, err := net.SplitHostPort(s.CHAddr); err != nil {
+				errs = append(errs, fmt.Errorf("clickhouse-addr %q: %w", s.CHAddr, err))
+			}
 		}
-	}
-	if s.CHDatabase == "" {
-		errs = append(errs, errors.New("clickhouse-database must not be empty"))
+		if s.CHDatabase == "" {
+			errs = append(errs, errors.New("clickhouse-database must not be empty"))
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// Pools are the connection pools of the three stores, every one opened
-// lazily: a store that is down does not stop a start, it shows on its probe.
+// Map is the shard map of valid settings.
+func (s Settings) Map() (shard.Map, error) { return shard.Parse(s.Shards) }
+
+// CHOptions are the ClickHouse connection settings (a 5s dial timeout).
+func (s Settings) CHOptions() chstore.Options {
+	return chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, User: s.CHUser, Password: s.CHPassword,
+		DialTimeout: 5 * time.Second}
+}
+
+// Options shape the pools.
+type Options struct {
+	// Shard and Control are the options of each shard's pool and of the
+	// control database's.
+	Shard, Control mysqldb.Options
+	// CHDialTimeout bounds a ClickHouse connection's handshake (0: 5s).
+	CHDialTimeout time.Duration
+}
+
+// Pools are the connection pools of the stores a server uses, every one
+// opened lazily: a store that is down does not stop a start, it shows on its
+// probe.
 type Pools struct {
 	Map     shard.Map
 	Shards  []*sql.DB // Shards[i] is the database of Map.Shards[i]
@@ -98,39 +170,42 @@ type Pools struct {
 	CH      driver.Conn
 }
 
-// Open opens the pools of valid settings, maxOpen connections per MySQL
-// pool. On error the pools opened so far are closed.
-func Open(s Settings, maxOpen int) (_ *Pools, err error) {
-	m, err := shard.Parse(s.Shards)
-	if err != nil {
-		return nil, err
-	}
-	p := &Pools{Map: m}
+// Open opens the pools of the stores in need from valid settings. On error
+// the pools opened so far are closed.
+func Open(s Settings, need Need, o Options) (_ *Pools, err error) {
+	p := &Pools{}
 	defer func() {
 		if err != nil {
-			p.Close()
+			_ = p.Close()
 		}
 	}()
-	for _, sh := range m.Shards {
-		db, err := mysqldb.OpenLazy(sh.DSN, mysqldb.Options{MaxOpen: maxOpen})
-		if err != nil {
-			return nil, fmt.Errorf("shard %s: %w", sh.ID, err)
+	if need&Shards != 0 {
+		if p.Map, err = s.Map(); err != nil {
+			return nil, err
 		}
-		p.Shards = append(p.Shards, db)
+		for _, sh := range p.Map.Shards {
+			db, err := mysqldb.OpenLazy(sh.DSN, o.Shard)
+			if err != nil {
+				return nil, fmt.Errorf("shard %s: %w", sh.ID, err)
+			}
+			p.Shards = append(p.Shards, db)
+		}
 	}
-	if p.Control, err = mysqldb.OpenLazy(s.ControlDSN, mysqldb.Options{MaxOpen: maxOpen}); err != nil {
-		return nil, fmt.Errorf("control database: %w", err)
+	if need&Control != 0 {
+		if p.Control, err = mysqldb.OpenLazy(s.ControlDSN, o.Control); err != nil {
+			return nil, fmt.Errorf("control database: %w", err)
+		}
 	}
-	if p.CH, err = chstore.OpenLazy(s.CHOptions()); err != nil {
-		return nil, err
+	if need&ClickHouse != 0 {
+		co := s.CHOptions()
+		if o.CHDialTimeout > 0 {
+			co.DialTimeout = o.CHDialTimeout
+		}
+		if p.CH, err = chstore.OpenLazy(co); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
-}
-
-// CHOptions are the ClickHouse connection settings.
-func (s Settings) CHOptions() chstore.Options {
-	return chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, User: s.CHUser, Password: s.CHPassword,
-		DialTimeout: 5 * time.Second}
 }
 
 // ClickHouseProbe is the probe "clickhouse".
@@ -159,15 +234,17 @@ func (p *Pools) ShardProbes() []server.Probe {
 	return probes
 }
 
-// Close closes every pool that is open.
-func (p *Pools) Close() {
+// Close closes every pool that is open and returns their errors.
+func (p *Pools) Close() error {
+	var errs []error
 	for _, db := range p.Shards {
-		_ = db.Close()
+		errs = append(errs, db.Close())
 	}
 	if p.Control != nil {
-		_ = p.Control.Close()
+		errs = append(errs, p.Control.Close())
 	}
 	if p.CH != nil {
-		_ = p.CH.Close()
+		errs = append(errs, p.CH.Close())
 	}
+	return errors.Join(errs...)
 }

@@ -1,7 +1,6 @@
 package stores_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -23,7 +22,7 @@ func TestSettingsErrors(t *testing.T) {
 			[]string{"two shards", "control-dsn is not a valid DSN", `clickhouse-addr "nohost"`, "clickhouse-database must not be empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := errors.Join(tc.s.Missing(), tc.s.Validate())
+			err := tc.s.Check(stores.All, false)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("= %v, want valid", err)
