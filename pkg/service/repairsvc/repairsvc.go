@@ -9,7 +9,6 @@ package repairsvc
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,6 +23,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/logging"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/rebuild"
 	"github.com/resultsync/resultsync/pkg/reconcile"
@@ -77,7 +77,7 @@ func Load(args []string) (Config, error) {
 	var c Config
 	l := config.NewLoader("repair")
 	c.Server.Flags(l, "RS_REPAIR", "127.0.0.1:7105", "127.0.0.1:7205")
-	c.Stores.Flags(l, stores.Help{Shards: "the authoritative side: replays, verification",
+	c.Stores.Flags(l, stores.All, stores.Help{Shards: "the authoritative side: replays, verification",
 		Control: "repairs, discrepancies, audit log", ClickHouse: "origins, removals, rebuilds, verification"})
 	d := repair.DefaultExecutorConfig()
 	l.Int(&c.Executor.RowsPerSecond, "rows-per-second", "RS_REPAIR_ROWS_PER_SECOND", d.RowsPerSecond, "rows repaired per second on each shard, over every running repair")
@@ -103,29 +103,18 @@ func Load(args []string) (Config, error) {
 		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
 	l.Duration(&c.LagInterval, "lag-interval", "RS_REPAIR_LAG_INTERVAL", 15*time.Second,
 		"how often the projection's lag per shard is measured from ClickHouse and the shards' outboxes (projection_durable_lag_seconds)")
-	err := l.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
-	}
-	// Missing settings are named by Parse; validate the rest alongside.
-	if err := errors.Join(err, c.validate()); err != nil {
-		return Config{}, fmt.Errorf("repair config: %w", err)
 	}
 	return c, nil
 }
 
 // Validate rejects missing and impossible settings, naming every one.
-func (c *Config) Validate() error {
-	if err := errors.Join(c.Stores.Missing(), c.validate()); err != nil {
-		return fmt.Errorf("repair config: %w", err)
-	}
-	return nil
-}
+func (c *Config) Validate() error { return config.Validate("repair", c.check) }
 
-// validate checks the settings that are present (Load reports the missing
-// ones through the loader).
-func (c *Config) validate() error {
-	errs := []error{c.Server.Validate(), c.Executor.Validate(), c.Stores.Validate()}
+// check reports every invalid setting (config.Loader.Load, config.Validate).
+func (c *Config) check(loaded bool) error {
+	errs := []error{c.Server.Validate(), c.Executor.Validate(), c.Stores.Check(stores.All, loaded)}
 	if _, err := logging.New(io.Discard, "repair", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -188,7 +177,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		return nil, err
 	}
 	s := &Service{cfg: cfg}
-	if s.pools, err = stores.Open(cfg.Stores, 8); err != nil {
+	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}}); err != nil {
 		return nil, fmt.Errorf("repair server: %w", err)
 	}
 	defer func() {
@@ -306,6 +295,6 @@ func (s *Service) close() {
 		}
 	}
 	if s.pools != nil {
-		s.pools.Close()
+		_ = s.pools.Close()
 	}
 }
