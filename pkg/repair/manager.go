@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 )
 
@@ -21,9 +23,16 @@ type ManagerConfig struct {
 	// the approver must be another admin.
 	AllowSelfApproval bool
 	// EpochFloor is the transformation epoch of the live consumer path: a
-	// rebuild epoch must exceed it, the highest epoch stored in the scope and
-	// that of every rebuild of the campaign that wrote rows.
+	// rebuild epoch must exceed it, the highest epoch stored in the scope or
+	// retired, and that of every rebuild of the campaign that wrote rows
+	// (see Manager.EpochFloor for when each applies).
 	EpochFloor uint16
+	// CreateBatch is the items Create commits per transaction (default
+	// DefaultCreateBatch); CreateLease how long a Create may go without
+	// committing before another call takes its request over (default
+	// DefaultCreateLease).
+	CreateBatch int
+	CreateLease time.Duration
 	// MaxItems caps the discrepancies of one request (default 100000): a run
 	// with more is repaired in several requests (each takes the next
 	// uncovered ones, by data_id).
@@ -226,7 +235,8 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 		return Plan{}, err
 	}
 	if p.Counts()[ActionRebuild] > 0 || sel.RebuildEpoch != 0 {
-		if p.EpochFloor, err = m.EpochFloor(ctx, run.Scope); err != nil {
+		// Over the whole campaign: the rebuild does (see CreateRepairs).
+		if p.EpochFloor, err = m.EpochFloor(ctx, run.Scope.Campaign()); err != nil {
 			return Plan{}, err
 		}
 		if sel.RebuildEpoch != 0 && sel.RebuildEpoch <= int(p.EpochFloor) {
@@ -322,24 +332,37 @@ func (m *Manager) item(ctx context.Context, detectID int64, d reconcile.StoredDi
 	return it, nil
 }
 
-// EpochFloor returns the epoch a new rebuild of scope must exceed: the
-// configured floor of the live path, the highest epoch stored in the
-// projection for the scope, and the highest epoch of the campaign's rebuilds
-// that wrote rows.
+// EpochFloor returns the epoch a new rebuild of scope must exceed when it
+// is planned (Plan, Create, StartRebuild): the configured floor, the highest
+// epoch stored in the projection for the scope or retired there
+// (projection_epoch_floor), and the highest epoch of the campaign's
+// rebuilds that wrote rows. The epoch chosen above it is the fixed
+// transformation's and is stored with the rebuild; approval applies a
+// different rule (checkEpoch), because the flow deploys the live consumer
+// at that epoch in between.
 func (m *Manager) EpochFloor(ctx context.Context, scope reconcile.Scope) (uint16, error) {
-	floor := m.cfg.EpochFloor
-	if m.epochs != nil {
-		e, err := m.epochs.MaxEpoch(ctx, scope)
-		if err != nil {
-			return 0, fmt.Errorf("%w: reading the projection's epochs: %w", ErrUnavailable, err)
-		}
-		floor = max(floor, e)
+	stored, err := m.storedEpoch(ctx, scope)
+	if err != nil {
+		return 0, err
 	}
 	e, err := m.store.MaxRebuildEpoch(ctx, scope.DetectID)
 	if err != nil {
 		return 0, err
 	}
-	return max(floor, uint16(min(e, 65535))), nil
+	return max(m.cfg.EpochFloor, stored, uint16(min(e, 65535))), nil
+}
+
+// storedEpoch is the highest epoch stored in the projection for scope or
+// retired (0 without an EpochSource).
+func (m *Manager) storedEpoch(ctx context.Context, scope reconcile.Scope) (uint16, error) {
+	if m.epochs == nil {
+		return 0, nil
+	}
+	e, err := m.epochs.MaxEpoch(ctx, scope)
+	if err != nil {
+		return 0, fmt.Errorf("%w: reading the projection's epochs: %w", ErrUnavailable, err)
+	}
+	return e, nil
 }
 
 // CreateRequest is a CreateRepair call.
@@ -359,13 +382,20 @@ func (r CreateRequest) hash() string {
 // tombstones start executing at once; rebuilds and removals wait for
 // approval. A REBUILD needs sel.RebuildEpoch above the floor.
 //
-// It is idempotent by RequestID: the same request returns the repairs it
-// created (in their current state); the id reused for a different request
-// is ErrRequestReused and changes nothing.
+// The items are committed in batches of CreateBatch (Store.CreateRepairs):
+// until the last one the repairs are PLANNING, never run. It is idempotent
+// by RequestID: the same request returns the repairs it created (in their
+// current state), after waiting for a concurrent call still storing them;
+// the id reused for a different request is ErrRequestReused and changes
+// nothing. A request a crashed call left PLANNING (its lease expired) is
+// removed and planned again; Create also removes such requests of other ids.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, error) {
 	h := req.hash()
 	if rs, done, err := m.byRequest(ctx, req.RequestID, h); done || err != nil {
 		return rs, err
+	}
+	if err := m.dropAbandoned(ctx); err != nil {
+		return nil, err
 	}
 	p, err := m.Plan(ctx, req.Selection)
 	if err != nil {
@@ -386,7 +416,8 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 			"required: the selection has %d CONTENT_MISMATCH discrepancies, repaired by a rebuild at the fixed transformation's epoch (> %d)",
 			len(byAction[ActionRebuild]), p.EpochFloor)}
 	}
-	spec := CreateSpec{RequestID: req.RequestID, RequestHash: h, RunID: p.RunID, Scope: p.Scope, Reason: req.Reason, CreatedBy: req.By}
+	spec := CreateSpec{RequestID: req.RequestID, RequestHash: h, RunID: p.RunID, Scope: p.Scope, Reason: req.Reason, CreatedBy: req.By,
+		Batch: m.cfg.CreateBatch, Lease: m.cfg.CreateLease}
 	for _, a := range Actions {
 		if items := byAction[a]; len(items) > 0 {
 			nr := NewRepair{Action: a, Items: items}
@@ -397,9 +428,13 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 		}
 	}
 	rs, err := m.store.CreateRepairs(ctx, spec)
-	if errors.Is(err, errDuplicateRequest) {
-		rs, _, err = m.byRequest(ctx, req.RequestID, h)
-		return rs, err
+	if errors.Is(err, errDuplicateRequest) || errors.Is(err, errPlanningLost) {
+		// Another call stored this request id first, or took over ours: its
+		// outcome, or (when it was removed as incomplete) a new attempt.
+		if rs, done, err := m.byRequest(ctx, req.RequestID, h); done || err != nil {
+			return rs, err
+		}
+		return m.Create(ctx, req)
 	}
 	if err != nil {
 		return nil, err
@@ -408,18 +443,77 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 	return rs, nil
 }
 
+// planningPoll is how often a Create waits for another call still storing
+// the same request.
+const planningPoll = 100 * time.Millisecond
+
 // byRequest returns the repairs of a stored request with hash h (done), an
 // ErrRequestReused for a different hash, or nothing for a new request id.
+// While another call is storing the request's items (PLANNING under a live
+// lease) it waits for that call; a request whose lease expired (a crashed
+// call) is removed and then reported as new.
 func (m *Manager) byRequest(ctx context.Context, requestID, h string) ([]Repair, bool, error) {
-	stored, ok, err := m.store.RequestHash(ctx, requestID)
+	for {
+		stored, ok, err := m.store.RequestHash(ctx, requestID)
+		if err != nil || !ok {
+			return nil, false, err
+		}
+		if stored != h {
+			return nil, true, fmt.Errorf("%w: request_id %q", ErrRequestReused, requestID)
+		}
+		planning, expired, err := m.store.Planning(ctx, requestID)
+		if err != nil {
+			return nil, true, err
+		}
+		if !planning {
+			rs, err := m.store.RepairsByRequest(ctx, requestID)
+			return rs, true, err
+		}
+		if expired {
+			if err := m.dropPlanning(ctx, requestID); err != nil {
+				return nil, true, err
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return nil, true, fmt.Errorf("waiting for request %s, still being stored by another call: %w", requestID, ctx.Err())
+		case <-time.After(planningPoll):
+		}
+	}
+}
+
+// dropPlanning removes an incomplete request whose lease expired, unless
+// another call took it over first.
+func (m *Manager) dropPlanning(ctx context.Context, requestID string) error {
+	owner := "drop-" + newID()[:24]
+	lease := m.cfg.CreateLease
+	if lease <= 0 {
+		lease = DefaultCreateLease
+	}
+	ok, err := m.store.TakeOverPlanning(ctx, requestID, owner, lease)
 	if err != nil || !ok {
-		return nil, false, err
+		return err
 	}
-	if stored != h {
-		return nil, true, fmt.Errorf("%w: request_id %q", ErrRequestReused, requestID)
+	if err := m.store.DropPlanning(ctx, requestID, owner); err != nil && !errors.Is(err, errPlanningLost) {
+		return fmt.Errorf("removing incomplete repair request %s: %w", requestID, err)
 	}
-	rs, err := m.store.RepairsByRequest(ctx, requestID)
-	return rs, true, err
+	return nil
+}
+
+// dropAbandoned removes the requests crashed calls left PLANNING, so that
+// their items no longer reserve records.
+func (m *Manager) dropAbandoned(ctx context.Context) error {
+	ids, err := m.store.AbandonedPlanning(ctx, 10)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if err := m.dropPlanning(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkApprover applies the approval rules shared by repairs and rebuilds.
@@ -478,13 +572,37 @@ func (m *Manager) Approve(ctx context.Context, id, approver, reason string) (Rep
 	return m.store.GetRepair(ctx, id)
 }
 
+// checkEpoch is the epoch rule at approval. The epoch E was fixed at
+// planning above every epoch of the scope, so rows the scope gets at E
+// afterwards come from the fixed transformation: the live consumer the flow
+// redeploys at E before approving (docs/design.md, "Controlled rebuild
+// under live writes"), and replays it delivers. They hold what the rebuild
+// would write for their versions and are allowed, however many arrive.
+// Refused: E not above the configured floor; a row of the scope stored at an
+// epoch above E, or a retired floor above E (either would outrank or refuse
+// the rebuild's rows of the same version); another rebuild of the campaign
+// at E or above that wrote rows.
 func (m *Manager) checkEpoch(ctx context.Context, scope reconcile.Scope, epoch int) error {
-	floor, err := m.EpochFloor(ctx, scope)
+	refuse := func(why string, args ...any) error {
+		return preconditionf("rebuild epoch %d of campaign %d is no longer valid: %s; request a new rebuild at a higher epoch",
+			epoch, scope.DetectID, fmt.Sprintf(why, args...))
+	}
+	if epoch <= int(m.cfg.EpochFloor) {
+		return refuse("it does not exceed the configured epoch floor %d", m.cfg.EpochFloor)
+	}
+	stored, err := m.storedEpoch(ctx, scope)
 	if err != nil {
 		return err
 	}
-	if epoch <= int(floor) {
-		return preconditionf("epoch %d no longer exceeds the epoch floor %d of campaign %d; request a new rebuild", epoch, floor, scope.DetectID)
+	if int(stored) > epoch {
+		return refuse("the projection holds or retired epoch %d above it in the scope", stored)
+	}
+	e, err := m.store.MaxRebuildEpoch(ctx, scope.DetectID)
+	if err != nil {
+		return err
+	}
+	if e >= epoch {
+		return refuse("another rebuild of the campaign wrote rows at epoch %d", e)
 	}
 	return nil
 }
@@ -614,7 +732,7 @@ type ProjectionEpochs struct {
 }
 
 // MaxEpoch implements EpochSource: the highest epoch of any stored row of
-// the scope (0 for none).
+// the scope, or retired (projection_epoch_floor), 0 for none.
 func (p ProjectionEpochs) MaxEpoch(ctx context.Context, s reconcile.Scope) (uint16, error) {
 	q := "SELECT toUInt16(max(epoch)) FROM fitness_result_versions WHERE detect_id = ?"
 	args := []any{s.DetectID}
@@ -630,5 +748,9 @@ func (p ProjectionEpochs) MaxEpoch(ctx context.Context, s reconcile.Scope) (uint
 	if err := p.Conn.QueryRow(ctx, q, args...).Scan(&e); err != nil {
 		return 0, fmt.Errorf("reading the highest epoch of campaign %d: %w", s.DetectID, err)
 	}
-	return e, nil
+	retired, err := chstore.NewProjection(p.Conn).EpochFloor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(e, retired), nil
 }

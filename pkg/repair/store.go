@@ -295,7 +295,16 @@ func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, e
 			return fmt.Errorf("storing request %s: %w", spec.RequestID, err)
 		}
 		for _, nr := range spec.Repairs {
-			r := Repair{ID: newID(), RequestID: spec.RequestID, RunID: spec.RunID, Scope: spec.Scope, Action: nr.Action,
+			scope := spec.Scope
+			if nr.Action == ActionRebuild {
+				// A rebuild covers the whole campaign, whatever the run's
+				// scope: a record a mapping defect shows under another
+				// school or project is outside that scope on one side, and
+				// a rebuild of the scope would neither re-read it from the
+				// shards nor replace the defective row.
+				scope = scope.Campaign()
+			}
+			r := Repair{ID: newID(), RequestID: spec.RequestID, RunID: spec.RunID, Scope: scope, Action: nr.Action,
 				State: StatePlanning, RequiresApproval: nr.Action.NeedsApproval(), Reason: clip(spec.Reason, maxReason),
 				CreatedBy: clip(spec.CreatedBy, 128), ItemsTotal: int64(len(nr.Items)), Verification: VerifyPending,
 				Message: fmt.Sprintf("planning: 0 of %d items stored", len(nr.Items)), Created: now, Updated: now, StateTime: now}
@@ -312,7 +321,7 @@ func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, e
 				return fmt.Errorf("storing repair: %w", err)
 			}
 			if nr.Action == ActionRebuild {
-				rb := Rebuild{ID: r.RebuildID, RequestID: "repair-" + r.ID, RequestHash: spec.RequestHash, RepairID: r.ID, Scope: spec.Scope,
+				rb := Rebuild{ID: r.RebuildID, RequestID: "repair-" + r.ID, RequestHash: spec.RequestHash, RepairID: r.ID, Scope: scope,
 					Epoch: nr.RebuildEpoch, Reason: r.Reason, CreatedBy: r.CreatedBy}
 				if err := s.insertRebuild(ctx, tx, rb, now, "created by repair "+r.ID+"; approved through the repair"); err != nil {
 					return err
