@@ -6,7 +6,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
+	"github.com/resultsync/resultsync/pkg/service/migratesvc"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
@@ -525,22 +525,14 @@ func checkGatewayUpstreams(t *testing.T, m *manifests, env map[string]string, po
 	}
 }
 
-// migrateNeeds lists the environment keys services/migrate requires (its
-// l.Need calls; the command is a main package the test cannot import).
+// migrateNeeds lists the environment keys services/migrate requires in the
+// production profile (named by its loader, pkg/service/migratesvc).
 func migrateNeeds(t *testing.T) []string {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join("..", "..", "services", "migrate", "migrate.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, sm := range regexp.MustCompile(`l\.Need\(&[^,]+, "[^"]+", "(RS_[A-Z0-9_]+)"`).FindAllSubmatch(src, -1) {
-		keys = append(keys, string(sm[1]))
-	}
-	if len(keys) < 3 || !bytes.Contains(src, []byte(`config.NewLoader("migrate")`)) {
-		t.Fatalf("services/migrate/migrate.go: found the required keys %v; has its configuration moved?", keys)
-	}
-	return keys
+	return requiredKeys(t, func(args []string) error {
+		_, err := migratesvc.Load(args)
+		return err
+	})
 }
 
 func TestMigrateJob(t *testing.T) {

@@ -195,7 +195,9 @@ func (l *Loader) Parse(args []string) error {
 // impossible setting and skips the required ones left empty (Parse named
 // those). Every error comes at once, prefixed "<name> config: " (the name of
 // NewLoader), with no secret in it; --help returns flag.ErrHelp after
-// printing the usage.
+// printing the usage. check must read the configuration Parse fills (a
+// method value of a pointer receiver, or a closure): a method value of a
+// value receiver would check a copy taken before parsing.
 func (l *Loader) Load(args []string, check func(loaded bool) error) error {
 	err := l.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {

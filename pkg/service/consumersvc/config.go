@@ -17,15 +17,14 @@ package consumersvc
 
 import (
 	"errors"
-	"flag"
 	"fmt"
-	"net"
 	"time"
 
 	"github.com/resultsync/resultsync/pkg/config"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Config is the consumer server's configuration.
@@ -39,13 +38,8 @@ type Config struct {
 	Subscription string
 	// DLQTopic receives the events that can never be written.
 	DLQTopic string
-	// CHAddr and CHDatabase locate the ClickHouse projection.
-	CHAddr, CHDatabase string
-	// CHCluster names the ClickHouse cluster of a sharded, replicated
-	// projection (docs/cluster.md); empty for a single server.
-	CHCluster string
-	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
-	CHUser, CHPassword string
+	// Stores locate the ClickHouse projection.
+	Stores stores.Settings
 	// PulsarToken authenticates to the broker (secret; empty: none).
 	PulsarToken string
 	// Consumer tunes the consumer; Consumer.Epoch is set from Epoch.
@@ -74,10 +68,7 @@ func Load(args []string) (Config, error) {
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events")
 	l.String(&c.Subscription, "subscription", "RS_CONSUMER_SUBSCRIPTION", "clickhouse-projection", "Failover subscription shared by the consumer instances")
 	l.String(&c.DLQTopic, "dead-letter-topic", "RS_CONSUMER_DLQ_TOPIC", config.DefaultTopic+"-DLQ", "topic of events that can never be written")
-	l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
-	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
-	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name when the projection runs on a cluster (docs/cluster.md)")
-	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
+	c.Stores.Flags(l, stores.ClickHouse, stores.Help{})
 	l.PulsarToken(&c.PulsarToken)
 	l.Int(&c.Consumer.BatchSize, "batch-size", "RS_CONSUMER_BATCH_SIZE", d.BatchSize, "events per insert at most")
 	l.Int(&c.Consumer.BatchBytes, "batch-bytes", "RS_CONSUMER_BATCH_BYTES", d.BatchBytes, "payload bytes per insert at most")
@@ -90,28 +81,17 @@ func Load(args []string) (Config, error) {
 	l.Duration(&c.PulsarOperationTimeout, "pulsar-operation-timeout", "RS_CONSUMER_PULSAR_OPERATION_TIMEOUT", 10*time.Second,
 		"bound on each attempt to subscribe and to create the dead-letter producer")
 	l.Duration(&c.ProbeInterval, "probe-interval", "RS_CONSUMER_PROBE_INTERVAL", 2*time.Second, "how often the health of the broker and ClickHouse is checked")
-	err := l.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
-	}
-	// Settings the loader reported missing are not reported again.
-	if err := errors.Join(err, c.validate(true)); err != nil {
-		return Config{}, fmt.Errorf("consumer config: %w", err)
 	}
 	return c, nil
 }
 
 // Validate rejects missing and impossible settings, naming every one.
-func (c Config) Validate() error {
-	if err := c.validate(false); err != nil {
-		return fmt.Errorf("consumer config: %w", err)
-	}
-	return nil
-}
+func (c Config) Validate() error { return config.Validate("consumer", c.check) }
 
-// validate checks c; with loaded, empty required settings are skipped (the
-// loader named them already).
-func (c Config) validate(loaded bool) error {
+// check reports every invalid setting (config.Loader.Load, config.Validate).
+func (c *Config) check(loaded bool) error {
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -130,17 +110,9 @@ func (c Config) validate(loaded bool) error {
 			add(fmt.Errorf("pulsar-url: %w", err))
 		}
 	}
-	switch {
-	case c.CHAddr == "" && loaded:
-	case c.CHAddr == "":
-		add(errors.New("clickhouse-addr: required"))
-	default:
-		if _, _, err := net.SplitHostPort(c.CHAddr); err != nil {
-			add(fmt.Errorf("clickhouse-addr %q: %w", c.CHAddr, err))
-		}
-	}
+	add(c.Stores.Check(stores.ClickHouse, loaded))
 	for _, s := range []struct{ name, v string }{{"topic", c.Topic}, {"subscription", c.Subscription},
-		{"dead-letter-topic", c.DLQTopic}, {"clickhouse-database", c.CHDatabase}} {
+		{"dead-letter-topic", c.DLQTopic}} {
 		if s.v == "" {
 			add(fmt.Errorf("%s: required", s.name))
 		}

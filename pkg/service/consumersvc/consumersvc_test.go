@@ -106,7 +106,7 @@ func newEnvMigrated(t *testing.T, migrated bool) *env {
 // config reaches the broker and ClickHouse through the proxies.
 func (e *env) config(probe time.Duration) consumersvc.Config {
 	cfg := consumersvctest.Config(e.topic, e.ch.Name, probe)
-	cfg.PulsarURL, cfg.CHAddr = "pulsar://"+e.pulsarPx.Addr(), e.chPx.Addr()
+	cfg.PulsarURL, cfg.Stores.CHAddr = "pulsar://"+e.pulsarPx.Addr(), e.chPx.Addr()
 	return cfg
 }
 
@@ -278,7 +278,7 @@ func TestClickHouseAccount(t *testing.T) {
 	const probe = 200 * time.Millisecond
 
 	bad := e.config(probe)
-	bad.CHAddr, bad.CHUser, bad.CHPassword = infratest.ClickHouseAddr(), user, "not-the-password"
+	bad.Stores.CHAddr, bad.Stores.CHUser, bad.Stores.CHPassword = infratest.ClickHouseAddr(), user, "not-the-password"
 	c := consumersvctest.Start(t, bad)
 	c.WaitHealth(t, server.DependencyHealthName("clickhouse"), notServing, 10*time.Second)
 	first := e.send(t, 900000, 3) // not acknowledged: delivered again to the next consumer
@@ -294,7 +294,7 @@ func TestClickHouseAccount(t *testing.T) {
 	}
 
 	good := e.config(probe)
-	good.CHAddr, good.CHUser, good.CHPassword = infratest.ClickHouseAddr(), user, password
+	good.Stores.CHAddr, good.Stores.CHUser, good.Stores.CHPassword = infratest.ClickHouseAddr(), user, password
 	c = consumersvctest.Start(t, good)
 	c.WaitHealth(t, "", serving, 20*time.Second)
 	e.waitState(t, append(first, e.send(t, 900003, 3)...), 30*time.Second)

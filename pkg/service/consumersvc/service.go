@@ -18,17 +18,19 @@ import (
 	"github.com/resultsync/resultsync/pkg/projectionapi"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Service is an assembled consumer server. Run it once; Run releases
 // everything New acquired when it returns.
 type Service struct {
-	cfg  Config
-	log  *slog.Logger
-	srv  *server.Server
-	ch   driver.Conn
-	proj *chstore.Projection
-	lag  *consumer.Lag
+	cfg   Config
+	log   *slog.Logger
+	srv   *server.Server
+	pools *stores.Pools // the ClickHouse pool
+	ch    driver.Conn   // pools.CH
+	proj  *chstore.Projection
+	lag   *consumer.Lag
 
 	client pulsar.Client // the subscription and the dead-letter producer
 	probe  pulsar.Client // health lookups, with a short operation timeout
@@ -69,10 +71,10 @@ func (s *Service) assemble() error {
 	// insert (and so the consumer worker's stop) for the dial timeout, so
 	// it is a third of the grace (at most 5s).
 	dial := min(5*time.Second, max(cfg.Server.ShutdownGrace/3, 500*time.Millisecond))
-	if s.ch, err = chstore.OpenLazy(chstore.Options{Addr: cfg.CHAddr, Database: cfg.CHDatabase, Cluster: cfg.CHCluster,
-		User: cfg.CHUser, Password: cfg.CHPassword, DialTimeout: dial}); err != nil {
+	if s.pools, err = stores.Open(cfg.Stores, stores.ClickHouse, stores.Options{CHDialTimeout: dial}); err != nil {
 		return err
 	}
+	s.ch = s.pools.CH
 	s.proj = chstore.NewProjection(s.ch)
 	// Neither client connects before it is used.
 	if s.client, err = pulsarbus.NewClient(s.log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, OperationTimeout: cfg.PulsarOperationTimeout}); err != nil {
@@ -110,7 +112,7 @@ func (s *Service) Lag() *consumer.Lag { return s.lag }
 func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	c := s.cfg
-	s.log.Info("consumer starting", "topic", c.Topic, "subscription", c.Subscription, "clickhouse", c.CHAddr+"/"+c.CHDatabase,
+	s.log.Info("consumer starting", "topic", c.Topic, "subscription", c.Subscription, "clickhouse", c.Stores.CHAddr+"/"+c.Stores.CHDatabase,
 		"batch_size", c.Consumer.BatchSize, "batch_bytes", c.Consumer.BatchBytes, "batch_wait", c.Consumer.BatchWait.String(), "epoch", c.Consumer.Epoch,
 		"probe_interval", c.ProbeInterval.String())
 	return s.srv.Run(ctx, []server.Worker{{Name: "consumer", Run: s.consume}}, s.probes())
@@ -277,8 +279,8 @@ func (s *Service) close() {
 				}
 			}
 		})
-		if s.ch != nil {
-			if err := s.ch.Close(); err != nil {
+		if s.pools != nil {
+			if err := s.pools.Close(); err != nil {
 				s.log.Warn("closing the ClickHouse pool", "err", err)
 			}
 		}

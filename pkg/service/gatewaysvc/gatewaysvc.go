@@ -8,7 +8,6 @@ package gatewaysvc
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,25 +63,18 @@ func Load(args []string) (Config, error) {
 	l.String(&c.ConsumerAddr, "consumer-addr", "RS_CONSUMER_ADDR", "127.0.0.1:7103", "consumer gRPC address")
 	l.String(&c.ReconcileAddr, "reconcile-addr", "RS_RECONCILE_ADDR", "127.0.0.1:7104", "reconcile gRPC address")
 	l.String(&c.RepairAddr, "repair-addr", "RS_REPAIR_ADDR", "127.0.0.1:7105", "repair gRPC address")
-	err := l.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
-	}
-	if err := errors.Join(err, c.validate()); err != nil {
-		return Config{}, fmt.Errorf("gateway config: %w", err)
 	}
 	return c, nil
 }
 
 // Validate rejects impossible settings, naming every one.
-func (c *Config) Validate() error {
-	if err := c.validate(); err != nil {
-		return fmt.Errorf("gateway config: %w", err)
-	}
-	return nil
-}
+func (c *Config) Validate() error { return config.Validate("gateway", c.check) }
 
-func (c *Config) validate() error {
+// check reports every invalid setting (config.Loader.Load, config.Validate;
+// the gateway has no required setting of its own).
+func (c *Config) check(bool) error {
 	errs := []error{c.Server.Validate()}
 	if _, err := logging.New(io.Discard, "gateway", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)

@@ -15,25 +15,22 @@ package relaysvc
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"time"
 
 	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/server"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Config is the relay server's configuration.
 type Config struct {
 	Server server.Config
-	// Shards is the shard map "id=dsn,id=dsn" (at least two). Secret.
-	Shards string
-	// ControlDSN is the control database (audit log of replays). Secret.
-	ControlDSN string
+	// Stores locate the shards and the control database (audit log of
+	// replays).
+	Stores stores.Settings
 	// PulsarURL is the broker, pulsar:// or pulsar+ssl://.
 	PulsarURL string
 	// PulsarToken authenticates to the broker (secret; empty: none).
@@ -70,8 +67,7 @@ func Load(args []string) (Config, error) {
 	l := config.NewLoader("relay")
 	c.Server.Flags(l, "RS_RELAY", "127.0.0.1:7102", "127.0.0.1:7202")
 	d := relay.DefaultConfig()
-	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
-	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN (audit log)", true)
+	c.Stores.Flags(l, need, stores.Help{Control: "audit log"})
 	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL", false)
 	l.PulsarToken(&c.PulsarToken)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events")
@@ -94,29 +90,21 @@ func Load(args []string) (Config, error) {
 	l.Duration(&c.StatsInterval, "stats-interval", "RS_RELAY_STATS_INTERVAL", 10*time.Second, "how often outbox gauges are refreshed")
 	l.Duration(&c.ProbeInterval, "probe-interval", "RS_RELAY_PROBE_INTERVAL", 2*time.Second, "how often the health of each shard, the control database and the broker is checked")
 	l.Int(&c.MaxConnsPerShard, "max-conns-per-shard", "RS_RELAY_MAX_CONNS", 8, "connection pool size per shard")
-	err := l.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
-	}
-	// Settings the loader reported missing are not reported again.
-	if err := errors.Join(err, c.validate(true)); err != nil {
-		return Config{}, fmt.Errorf("relay config: %w", err)
 	}
 	return c, nil
 }
 
+// need is the stores the relay uses.
+const need = stores.Shards | stores.Control
+
 // Validate rejects impossible settings, e.g. a lease not longer than the
 // publish timeout plus the completion timeout, naming every one.
-func (c Config) Validate() error {
-	if err := c.validate(false); err != nil {
-		return fmt.Errorf("relay config: %w", err)
-	}
-	return nil
-}
+func (c Config) Validate() error { return config.Validate("relay", c.check) }
 
-// validate checks c; with loaded, empty required settings are skipped (the
-// loader named them already).
-func (c Config) validate(loaded bool) error {
+// check reports every invalid setting (config.Loader.Load, config.Validate).
+func (c *Config) check(loaded bool) error {
 	var errs []error
 	add := func(err error) {
 		if err != nil {
@@ -125,33 +113,7 @@ func (c Config) validate(loaded bool) error {
 	}
 	add(c.Server.Validate())
 	add(c.Relay.Validate())
-	switch {
-	case c.Shards == "" && loaded:
-	case c.Shards == "":
-		add(errors.New("shards: required"))
-	default:
-		if m, err := shard.Parse(c.Shards); err != nil {
-			add(err)
-		} else {
-			if len(m.Shards) < 2 {
-				add(errors.New("the shard map needs at least two shards"))
-			}
-			for _, s := range m.Shards {
-				if _, err := mysqldb.Config(s.DSN); err != nil {
-					add(fmt.Errorf("shard %s: %w", s.ID, err))
-				}
-			}
-		}
-	}
-	switch {
-	case c.ControlDSN == "" && loaded:
-	case c.ControlDSN == "":
-		add(errors.New("control-dsn: required"))
-	default:
-		if _, err := mysqldb.Config(c.ControlDSN); err != nil {
-			add(fmt.Errorf("control-dsn: %w", err))
-		}
-	}
+	add(c.Stores.Check(need, loaded))
 	if c.PulsarURL != "" || !loaded {
 		if err := pulsarbus.ValidateURL(c.PulsarURL); err != nil {
 			add(fmt.Errorf("pulsar-url: %w", err))

@@ -2,8 +2,6 @@ package relaysvc
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,7 +18,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/server"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Service is an assembled relay server. Run it once; Run releases
@@ -30,9 +28,7 @@ type Service struct {
 	log *slog.Logger
 	srv *server.Server
 
-	shardIDs []string
-	shardDBs []*sql.DB
-	control  *sql.DB
+	pools    *stores.Pools
 	client   pulsar.Client // publishing
 	probe    pulsar.Client // health lookups, with a short operation timeout
 	pub      *relay.PulsarPublisher
@@ -65,24 +61,17 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (*Service, error) {
 
 func (s *Service) assemble() error {
 	cfg := s.cfg
-	m, err := shard.Parse(cfg.Shards)
-	if err != nil {
-		return fmt.Errorf("relay config: %w", err)
+	var err error
+	if s.pools, err = stores.Open(cfg.Stores, need, stores.Options{Shard: mysqldb.Options{MaxOpen: cfg.MaxConnsPerShard},
+		Control: mysqldb.Options{MaxOpen: 4}}); err != nil {
+		return fmt.Errorf("relay server: %w", err)
 	}
 	var repos []*outbox.Repo
-	var stores []relay.Store
+	var outboxes []relay.Store
 	var sources []relay.StatsSource
-	for _, sh := range m.Shards {
-		db, err := mysqldb.OpenLazy(sh.DSN, mysqldb.Options{MaxOpen: cfg.MaxConnsPerShard})
-		if err != nil {
-			return fmt.Errorf("shard %s: %w", sh.ID, err)
-		}
-		s.shardIDs, s.shardDBs = append(s.shardIDs, sh.ID), append(s.shardDBs, db)
-		r := outbox.NewRepo(sh.ID, db)
-		repos, stores, sources, s.purgers = append(repos, r), append(stores, r), append(sources, r), append(s.purgers, r)
-	}
-	if s.control, err = mysqldb.OpenLazy(cfg.ControlDSN, mysqldb.Options{MaxOpen: 4}); err != nil {
-		return fmt.Errorf("control database: %w", err)
+	for i, sh := range s.pools.Map.Shards {
+		r := outbox.NewRepo(sh.ID, s.pools.Shards[i])
+		repos, outboxes, sources, s.purgers = append(repos, r), append(outboxes, r), append(sources, r), append(s.purgers, r)
 	}
 
 	// Neither client connects before it is used.
@@ -99,8 +88,8 @@ func (s *Service) assemble() error {
 	if s.srv, err = server.New(s.log, cfg.Server, server.WithAuth(auth.OutboxPolicy)); err != nil {
 		return err
 	}
-	fitnessv1.RegisterOutboxServiceServer(s.srv.GRPC(), outboxapi.New(repos, audit.New(s.control)))
-	if s.relay, err = relay.New(s.log, cfg.Relay, s.pub, stores, relay.NewMetrics(s.srv.Registry()), nil); err != nil {
+	fitnessv1.RegisterOutboxServiceServer(s.srv.GRPC(), outboxapi.New(repos, audit.New(s.pools.Control)))
+	if s.relay, err = relay.New(s.log, cfg.Relay, s.pub, outboxes, relay.NewMetrics(s.srv.Registry()), nil); err != nil {
 		return err
 	}
 	s.exporter = relay.NewStatsExporter(s.log, s.srv.Registry(), sources)
@@ -114,7 +103,7 @@ func (s *Service) GRPCAddr() string { return s.srv.GRPCAddr() }
 func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 
 // ShardIDs names the shards, in shard map order.
-func (s *Service) ShardIDs() []string { return append([]string(nil), s.shardIDs...) }
+func (s *Service) ShardIDs() []string { return s.pools.Map.IDs() }
 
 // Run serves the OutboxService and runs the relay loop, the outbox gauges
 // and the SENT purge as workers, with the dependency probes, under one
@@ -126,7 +115,7 @@ func (s *Service) ShardIDs() []string { return append([]string(nil), s.shardIDs.
 func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	c := s.cfg
-	s.log.Info("relay starting", "shards", s.shardIDs, "topic", c.Topic, "batch", c.Relay.BatchSize,
+	s.log.Info("relay starting", "shards", s.pools.Map.IDs(), "topic", c.Topic, "batch", c.Relay.BatchSize,
 		"lease", c.Relay.Lease.String(), "publish_timeout", c.Relay.PublishTimeout.String(), "max_attempts", c.Relay.MaxAttempts,
 		"probe_interval", c.ProbeInterval.String(), "stop_timeout", c.Relay.StopTimeout.String())
 	workers := []server.Worker{
@@ -146,14 +135,14 @@ func (s *Service) probes() []server.Probe {
 	iv := s.cfg.ProbeInterval
 	var probes []server.Probe
 	var shardChecks []func(context.Context) error
-	for i, id := range s.shardIDs {
-		check := server.SharedCheck(iv, shardCheck(func() error { return s.relay.ShardErr(id) }, s.shardDBs[i].PingContext))
+	for i, id := range s.pools.Map.IDs() {
+		check := server.SharedCheck(iv, shardCheck(func() error { return s.relay.ShardErr(id) }, s.pools.Shards[i].PingContext))
 		shardChecks = append(shardChecks, check)
 		probes = append(probes, server.Probe{Name: id, Partial: true, Interval: iv, Check: check})
 	}
 	probes = append(probes,
 		server.Probe{Name: "shards", Interval: iv, Check: anyOf(shardChecks)},
-		server.Probe{Name: "control", Partial: true, Interval: iv, Check: server.SharedCheck(iv, s.control.PingContext)},
+		server.Probe{Name: "control", Partial: true, Interval: iv, Check: server.SharedCheck(iv, s.pools.Control.PingContext)},
 		server.Probe{Name: "pulsar", Interval: iv, Check: brokerCheck(server.SharedCheck(iv, s.lookup), s.pub.LastOutcome,
 			s.cfg.Relay.PublishTimeout+2*iv, time.Now)},
 	)
@@ -181,13 +170,10 @@ func (s *Service) close() {
 				server.Within(bound, c.Close)
 			}
 		}
-		var errs []error
-		for _, db := range append(append([]*sql.DB(nil), s.shardDBs...), s.control) {
-			if db != nil {
-				errs = append(errs, db.Close())
-			}
+		if s.pools == nil {
+			return
 		}
-		if err := errors.Join(errs...); err != nil {
+		if err := s.pools.Close(); err != nil {
 			s.log.Warn("closing database pools", "err", err)
 		}
 	})

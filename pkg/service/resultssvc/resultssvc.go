@@ -8,7 +8,6 @@ package resultssvc
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,15 +19,14 @@ import (
 	"github.com/resultsync/resultsync/pkg/resultapi"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/server"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Config is the results server's configuration.
 type Config struct {
 	Server server.Config
-	// Shards is the shard map, "id=dsn,id=dsn" (at least two). Secret: the
-	// DSNs carry passwords.
-	Shards string
+	// Stores locate the shards.
+	Stores stores.Settings
 	// MaxConnsPerShard bounds each shard's connection pool.
 	MaxConnsPerShard int
 	// StoreOptions are passed to every shard's store. Not a flag: only the
@@ -45,44 +43,22 @@ func Load(args []string) (Config, error) {
 	var c Config
 	l := config.NewLoader("results")
 	c.Server.Flags(l, "RS_RESULTS", "127.0.0.1:7101", "127.0.0.1:7201")
-	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
+	c.Stores.Flags(l, stores.Shards, stores.Help{})
 	l.Int(&c.MaxConnsPerShard, "max-conns-per-shard", "RS_RESULTS_MAX_CONNS", 64, "connection pool size per shard")
-	err := l.Parse(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
-	}
-	// Missing settings are named by Parse; validate the rest alongside.
-	if err := errors.Join(err, c.validate()); err != nil {
-		return Config{}, fmt.Errorf("results config: %w", err)
 	}
 	return c, nil
 }
 
 // Validate rejects missing and impossible settings, naming every one.
-func (c *Config) Validate() error {
-	var errs []error
-	if c.Shards == "" {
-		errs = append(errs, errors.New("shards is required"))
-	}
-	if err := errors.Join(append(errs, c.validate())...); err != nil {
-		return fmt.Errorf("results config: %w", err)
-	}
-	return nil
-}
+func (c *Config) Validate() error { return config.Validate("results", c.check) }
 
-// validate checks the settings that are present (Load reports the missing
-// ones through the loader).
-func (c *Config) validate() error {
-	errs := []error{c.Server.Validate()}
+// check reports every invalid setting (config.Loader.Load, config.Validate).
+func (c *Config) check(loaded bool) error {
+	errs := []error{c.Server.Validate(), c.Stores.Check(stores.Shards, loaded)}
 	if _, err := logging.New(io.Discard, "results", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
-	}
-	if c.Shards != "" {
-		if m, err := shard.Parse(c.Shards); err != nil {
-			errs = append(errs, err)
-		} else if len(m.Shards) < 2 {
-			errs = append(errs, errors.New("the shard map needs at least two shards"))
-		}
 	}
 	if c.MaxConnsPerShard < 1 {
 		errs = append(errs, fmt.Errorf("max-conns-per-shard must be positive, got %d", c.MaxConnsPerShard))
@@ -92,9 +68,9 @@ func (c *Config) validate() error {
 
 // Service is an assembled results server, listening but not yet serving.
 type Service struct {
-	srv         *server.Server
-	stores      []*resultstore.Store
-	closeStores func()
+	srv    *server.Server
+	pools  *stores.Pools
+	stores []*resultstore.Store
 }
 
 // New validates cfg and assembles the server: one lazily connected pool per
@@ -102,29 +78,34 @@ type Service struct {
 // requests), the ResultService behind bearer-token authentication, and the
 // listeners, bound when New returns (GRPCAddr and HTTPAddr report them, so
 // ":0" works). The Service must then be Run, which releases everything.
-func New(ctx context.Context, log *slog.Logger, cfg Config) (*Service, error) {
+func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := shard.Parse(cfg.Shards)
-	if err != nil {
-		return nil, fmt.Errorf("results config: %w", err)
+	s := &Service{}
+	if s.pools, err = stores.Open(cfg.Stores, stores.Shards, stores.Options{Shard: resultstore.PoolOptions(cfg.MaxConnsPerShard)}); err != nil {
+		return nil, fmt.Errorf("results server: %w", err)
 	}
-	stores, closeStores, err := resultapi.OpenStores(ctx, log, m, cfg.MaxConnsPerShard, cfg.StoreOptions)
-	if err != nil {
+	defer func() {
+		if err != nil {
+			_ = s.pools.Close()
+		}
+	}()
+	m := s.pools.Map
+	for i, sh := range m.Shards {
+		if err := s.pools.Shards[i].PingContext(ctx); err != nil {
+			log.Warn("shard unreachable at start-up; its requests fail until it returns", "shard", sh.ID, "err", err)
+		}
+		s.stores = append(s.stores, resultstore.New(sh.ID, s.pools.Shards[i], cfg.StoreOptions))
+	}
+	if s.srv, err = server.New(log, cfg.Server, server.WithAuth(auth.ResultPolicy)); err != nil {
 		return nil, err
 	}
-	srv, err := server.New(log, cfg.Server, server.WithAuth(auth.ResultPolicy))
-	if err != nil {
-		closeStores()
+	fitnessv1.RegisterResultServiceServer(s.srv.GRPC(), resultapi.NewService(m, s.stores))
+	if err := s.srv.Listen(); err != nil {
 		return nil, err
 	}
-	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
-	if err := srv.Listen(); err != nil {
-		closeStores()
-		return nil, err
-	}
-	return &Service{srv: srv, stores: stores, closeStores: closeStores}, nil
+	return s, nil
 }
 
 // GRPCAddr is the bound gRPC address.
@@ -137,7 +118,7 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // (its error), with the shard probes; then it closes the shard pools. Call
 // it once.
 func (s *Service) Run(ctx context.Context) error {
-	defer s.closeStores()
+	defer func() { _ = s.pools.Close() }()
 	return s.srv.Run(ctx, nil, shardProbes(s.stores))
 }
 

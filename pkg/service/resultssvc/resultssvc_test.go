@@ -85,8 +85,8 @@ func TestLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Shards != config.DefaultShards || cfg.Server.AuthTokens != auth.DevTokens || cfg.MaxConnsPerShard != 64 {
-			t.Errorf("local profile config = shards %q, tokens set %v, conns %d", cfg.Shards, cfg.Server.AuthTokens != "", cfg.MaxConnsPerShard)
+		if cfg.Stores.Shards != config.DefaultShards || cfg.Server.AuthTokens != auth.DevTokens || cfg.MaxConnsPerShard != 64 {
+			t.Errorf("local profile config = shards %q, tokens set %v, conns %d", cfg.Stores.Shards, cfg.Server.AuthTokens != "", cfg.MaxConnsPerShard)
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Config returns a consumer configuration for topic and the ClickHouse
@@ -30,7 +31,7 @@ func Config(topic, chDatabase string, probe time.Duration) consumersvc.Config {
 		Server: server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: 3 * time.Second, LogLevel: "info",
 			RPCTimeout: 30 * time.Second, AuthTokens: auth.DevTokens},
 		PulsarURL: infratest.PulsarURL(), Topic: topic, Subscription: "clickhouse-projection", DLQTopic: topic + "-DLQ",
-		CHAddr: infratest.ClickHouseAddr(), CHDatabase: chDatabase, Consumer: cc,
+		Stores: stores.Settings{CHAddr: infratest.ClickHouseAddr(), CHDatabase: chDatabase}, Consumer: cc,
 		PulsarOperationTimeout: 3 * time.Second, ProbeInterval: probe,
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Env is a set of fresh, migrated shard databases, a control database and a
@@ -71,7 +72,7 @@ func (e *Env) Config(t testing.TB, probe time.Duration, addr func(i int) string)
 	return relaysvc.Config{
 		Server: server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: 3 * time.Second, LogLevel: "info",
 			RPCTimeout: 30 * time.Second, AuthTokens: auth.DevTokens},
-		Shards: strings.Join(entries, ","), ControlDSN: e.Control.DSN,
+		Stores:    stores.Settings{Shards: strings.Join(entries, ","), ControlDSN: e.Control.DSN},
 		PulsarURL: infratest.PulsarURL(), Topic: e.Topic, PulsarOperationTimeout: 5 * time.Second,
 		Relay: rc, Retention: time.Hour, PurgeInterval: time.Minute, PurgeBatch: 1000, StatsInterval: time.Second,
 		ProbeInterval: probe, MaxConnsPerShard: 8,

@@ -1,34 +1,34 @@
-package main
+// Package migratesvc is the migrator as one component: Load reads its
+// configuration (the stores of pkg/service/stores, the events topic and the
+// consumer's subscription) and Run applies the versioned schema migrations
+// of every shard, the control database and the ClickHouse projection, and
+// makes the topic and the subscription exist, then returns. It is
+// idempotent: a second run applies nothing. services/migrate runs it.
+package migratesvc
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/logging"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
 // Config is the migrator's configuration.
 type Config struct {
-	Shards     string
-	ControlDSN string
-	CHAddr     string
-	CHDatabase string
-	// CHCluster selects the cluster shape (docs/cluster.md): the projection's
-	// tables are created ON CLUSTER, replicated and sharded.
-	CHCluster string
-	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
-	CHUser, CHPassword string
-	LogLevel           string
-	Resume             bool
+	// Stores locate the shards, the control database and the ClickHouse
+	// projection; Stores.CHCluster selects the cluster shape
+	// (docs/cluster.md): the projection's tables are created ON CLUSTER,
+	// replicated and sharded.
+	Stores   stores.Settings
+	LogLevel string
+	Resume   bool
 
 	SkipClickHouse bool
 
@@ -67,17 +67,20 @@ func skipClickHouse(args []string) bool {
 	return config.Env("RS_MIGRATE_SKIP_CLICKHOUSE", "") == "true"
 }
 
-func (c *Config) load(args []string) error {
+// Load reads the configuration from args (without the program name) and the
+// environment, and validates it. Every missing, malformed or impossible
+// setting is reported in one error; no secret appears in it. --help returns
+// flag.ErrHelp after printing the usage.
+func Load(args []string) (Config, error) {
+	var c Config
 	l := config.NewLoader("migrate")
-	l.Need(&c.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,...", true)
-	l.Need(&c.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN", true)
 	l.Bool(&c.SkipClickHouse, "skip-clickhouse", "RS_MIGRATE_SKIP_CLICKHOUSE", false, "migrate only the MySQL databases")
-	if !skipClickHouse(args) {
-		l.Need(&c.CHAddr, "clickhouse-addr", "RS_CH_ADDR", config.DefaultClickHouseAddr, "ClickHouse native address", false)
+	need := stores.All
+	if skipClickHouse(args) {
+		need = stores.Shards | stores.Control | stores.ClickHouseSkipped
 	}
-	l.String(&c.CHDatabase, "clickhouse-database", "RS_CH_DATABASE", config.DefaultClickHouseDatabase, "ClickHouse database")
-	l.String(&c.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", "ClickHouse cluster name: create the projection replicated and sharded on it (docs/cluster.md); empty: a single server")
-	l.ClickHouseCredentials(&c.CHUser, &c.CHPassword)
+	c.Stores.Flags(l, need, stores.Help{
+		Cluster: "ClickHouse cluster name: create the projection replicated and sharded on it (docs/cluster.md); empty: a single server"})
 	l.Bool(&c.SkipPulsar, "skip-pulsar", "RS_MIGRATE_SKIP_PULSAR", false, "leave the Pulsar topic, subscription and retention alone")
 	if !skipPulsar(args) {
 		l.Need(&c.PulsarAdminURL, "pulsar-admin-url", "RS_PULSAR_ADMIN_URL", "http://127.0.0.1:18080", "Pulsar admin REST API base URL (http:// or https://)", false)
@@ -90,45 +93,49 @@ func (c *Config) load(args []string) error {
 	l.Int(&c.RetentionMB, "topic-retention-mb", "RS_TOPIC_RETENTION_MB", int(pulsarbus.DefaultRetention.SizeMB), "topic retention: MiB the broker keeps per topic (-1: unlimited)")
 	l.String(&c.LogLevel, "log-level", "RS_LOG_LEVEL", "info", "log level")
 	l.Bool(&c.Resume, "resume", "RS_MIGRATE_RESUME", false, "continue a half-applied (dirty) MySQL migration from the statement that failed, after fixing its cause")
-	if err := l.Parse(args); err != nil {
-		return err
+	if err := l.Load(args, c.check); err != nil {
+		return Config{}, err
 	}
-	if _, err := shard.Parse(c.Shards); err != nil {
-		return err
-	}
-	if c.ControlDSN == "" {
-		return errors.New("control-dsn must not be empty")
-	}
-	if !c.SkipClickHouse && c.CHDatabase == "" {
-		return errors.New("clickhouse-database must not be empty")
-	}
-	if !c.SkipPulsar {
-		if c.Topic == "" || c.Subscription == "" || c.TopicPartitions < 1 {
-			return errors.New("topic and subscription must not be empty, topic-partitions at least 1")
-		}
-		if c.RetentionMinutes < -1 || c.RetentionMB < -1 || c.RetentionMinutes == 0 || c.RetentionMB == 0 {
-			return fmt.Errorf("topic retention %d minutes, %d MiB: want positive or -1 (unlimited)", c.RetentionMinutes, c.RetentionMB)
-		}
-	}
-	return nil
+	return c, nil
 }
 
-func realMain(ctx context.Context, args []string) error {
-	var cfg Config
-	if err := cfg.load(args); err != nil {
+// Validate rejects missing and impossible settings, naming every one.
+func (c *Config) Validate() error { return config.Validate("migrate", c.check) }
+
+// check reports every invalid setting (config.Loader.Load, config.Validate).
+func (c *Config) check(loaded bool) error {
+	need := stores.All
+	if c.SkipClickHouse {
+		need = stores.Shards | stores.Control | stores.ClickHouseSkipped
+	}
+	errs := []error{c.Stores.Check(need, loaded)}
+	if !c.SkipPulsar {
+		if c.Topic == "" || c.Subscription == "" || c.TopicPartitions < 1 {
+			errs = append(errs, errors.New("topic and subscription must not be empty, topic-partitions at least 1"))
+		}
+		if c.RetentionMinutes < -1 || c.RetentionMB < -1 || c.RetentionMinutes == 0 || c.RetentionMB == 0 {
+			errs = append(errs, fmt.Errorf("topic retention %d minutes, %d MiB: want positive or -1 (unlimited)", c.RetentionMinutes, c.RetentionMB))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Run migrates what cfg locates, logging to log, and returns the first
+// failure (a half-applied MySQL migration is left dirty: see Resume).
+func Run(ctx context.Context, log *slog.Logger, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	log, err := logging.New(os.Stderr, "migrate", cfg.LogLevel)
+	m, err := cfg.Stores.Map()
 	if err != nil {
 		return err
 	}
-	m, _ := shard.Parse(cfg.Shards)
 	for _, s := range m.Shards {
 		if err := migrateMySQL(ctx, log, "shard "+s.ID, s.DSN, schema.Shard, cfg.Resume); err != nil {
 			return err
 		}
 	}
-	if err := migrateMySQL(ctx, log, "control", cfg.ControlDSN, schema.Control, cfg.Resume); err != nil {
+	if err := migrateMySQL(ctx, log, "control", cfg.Stores.ControlDSN, schema.Control, cfg.Resume); err != nil {
 		return err
 	}
 	if cfg.SkipPulsar {
@@ -140,28 +147,29 @@ func realMain(ctx context.Context, args []string) error {
 		log.Info("ClickHouse skipped (--skip-clickhouse)")
 		return nil
 	}
-	db := cfg.CHDatabase
-	if cfg.CHCluster != "" {
-		db = "default" // the cluster DDL creates the database ON CLUSTER and names it in every statement
+	st := cfg.Stores
+	co := chstore.Options{Addr: st.CHAddr, Database: st.CHDatabase, Cluster: st.CHCluster, User: st.CHUser, Password: st.CHPassword}
+	if st.CHCluster != "" {
+		co.Database = "default" // the cluster DDL creates the database ON CLUSTER and names it in every statement
 	}
-	conn, err := chstore.Open(ctx, chstore.Options{Addr: cfg.CHAddr, Database: db, Cluster: cfg.CHCluster, User: cfg.CHUser, Password: cfg.CHPassword})
+	conn, err := chstore.Open(ctx, co)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	if cfg.CHCluster != "" {
-		done, err := schema.ApplyClickHouseCluster(ctx, conn, cfg.CHDatabase, cfg.CHCluster)
+	if st.CHCluster != "" {
+		done, err := schema.ApplyClickHouseCluster(ctx, conn, st.CHDatabase, st.CHCluster)
 		if err != nil {
-			return fmt.Errorf("migrating ClickHouse on cluster %s: %w", cfg.CHCluster, err)
+			return fmt.Errorf("migrating ClickHouse on cluster %s: %w", st.CHCluster, err)
 		}
-		log.Info("migrated", "database", "clickhouse/"+cfg.CHDatabase, "cluster", cfg.CHCluster, "applied", done)
+		log.Info("migrated", "database", "clickhouse/"+st.CHDatabase, "cluster", st.CHCluster, "applied", done)
 		return nil
 	}
 	done, err := schema.ApplyClickHouse(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("migrating ClickHouse: %w", err)
 	}
-	log.Info("migrated", "database", "clickhouse/"+cfg.CHDatabase, "applied", done)
+	log.Info("migrated", "database", "clickhouse/"+st.CHDatabase, "applied", done)
 	return nil
 }
 
