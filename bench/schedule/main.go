@@ -112,6 +112,9 @@ func run(ctx context.Context, n int, depthName string) error {
 	rcfg := reconcile.DefaultRunnerConfig()
 	rcfg.Grace = 0
 	rn := reconcile.NewRunner(log, rcfg, src, src, reconcile.ClickHouseTarget{Conn: ch.Conn}, store, nil)
+	wctx, stopWorker := context.WithCancel(ctx)
+	defer stopWorker()
+	go func() { _ = rn.Run(wctx) }() // the scheduler submits its runs to the runner's worker
 	// period = interval: the first cycle's sample window is every bucket.
 	scfg := reconcile.SchedulerConfig{Interval: time.Hour, Period: time.Hour, Depth: depth, MaxRunsPerCycle: 10, LeaseTTL: time.Minute}
 	s, err := reconcile.NewScheduler(log, scfg, rn, store, reconcile.NewScheduleStore(control.DB), src, nil, "bench")

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,7 +85,8 @@ func DefaultRunnerConfig() RunnerConfig {
 		MaxConcurrentRuns: DefaultMaxConcurrentRuns, MaxQueuedRuns: DefaultMaxQueuedRuns}
 }
 
-// Runner executes stored runs.
+// Runner executes stored runs: a worker (Run) executes the runs submitted
+// to its queue (queue.go); Execute runs one in the caller's goroutine.
 type Runner struct {
 	log    *slog.Logger
 	cfg    RunnerConfig
@@ -97,11 +95,17 @@ type Runner struct {
 	dst    Side
 	store  *RunStore
 	flight Flight
-	slots  chan struct{}
+	// slots holds a token per run executing (at most MaxConcurrentRuns).
+	slots chan struct{}
 	// admitted counts the runs Admit let in that have not released.
 	admitted  atomic.Int64
 	maxQueued int64
 	m         *runnerMetrics
+	wake      chan struct{} // the queue changed or a slot was freed
+
+	mu      sync.Mutex
+	waiting []*job // submitted, waiting for a slot, in arrival order
+	closed  bool   // the worker stopped: Submit ends runs at once
 }
 
 // RunnerOption configures a Runner.
@@ -145,31 +149,53 @@ func NewRunner(log *slog.Logger, cfg RunnerConfig, src Side, rev RevisionReader,
 	if q <= 0 {
 		q = DefaultMaxQueuedRuns
 	}
-	rn := &Runner{log: log, cfg: cfg, src: src, rev: rev, dst: dst, store: store, slots: make(chan struct{}, n), maxQueued: int64(q), m: m}
+	rn := &Runner{log: log, cfg: cfg, src: src, rev: rev, dst: dst, store: store, slots: make(chan struct{}, n), maxQueued: int64(q), m: m,
+		wake: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(rn)
 	}
 	return rn
 }
 
-// Admit reserves a place for a run about to be started: at most
-// MaxConcurrentRuns executing plus MaxQueuedRuns queued; ErrQueueFull
-// beyond. release gives the place back once the run has ended.
-func (rn *Runner) Admit() (release func(), err error) {
-	if rn.admitted.Add(1) > int64(cap(rn.slots))+rn.maxQueued {
-		rn.admitted.Add(-1)
-		return nil, ErrQueueFull
-	}
-	var once sync.Once
-	return func() { once.Do(func() { rn.admitted.Add(-1) }) }, nil
-}
-
-// Execute runs r to a terminal state, writing progress to the store. When
-// MaxConcurrentRuns runs are executing, r waits QUEUED for a slot.
+// Execute runs r to a terminal state in the caller's goroutine, writing
+// progress to the store (tests, benchmarks and tools; a server Submits).
+// When MaxConcurrentRuns runs are executing, r waits QUEUED for a slot.
 func (rn *Runner) Execute(ctx context.Context, r Run) Run {
 	start := time.Now()
+	if err := rn.acquire(ctx, &r); err != nil {
+		return rn.finish(ctx, r, start, nil, err)
+	}
+	defer rn.freeSlot()
 	bad := map[int64]bool{}
-	err := rn.execute(ctx, &r, bad)
+	err := rn.compare(ctx, &r, bad)
+	return rn.finish(ctx, r, start, bad, err)
+}
+
+// acquire waits for a run slot, showing r QUEUED meanwhile.
+func (rn *Runner) acquire(ctx context.Context, r *Run) error {
+	if rn.trySlot() {
+		return nil
+	}
+	rn.m.queued.Inc()
+	defer rn.m.queued.Dec()
+	r.State = StateQueued
+	r.Message += fmt.Sprintf("queued behind the %d runs executing (at most %d at once). ", cap(rn.slots), cap(rn.slots))
+	if err := rn.store.Update(ctx, *r); err != nil {
+		return err
+	}
+	select {
+	case rn.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// finish records r's end, started at start: FAILED with err, else
+// BOUNDARY_NOT_REACHED or SUCCEEDED; a SUCCEEDED run first resolves the
+// earlier discrepancies of the records it covered and did not find
+// inconsistent (bad). The end is recorded even when ctx has ended.
+func (rn *Runner) finish(ctx context.Context, r Run, start time.Time, bad map[int64]bool, err error) Run {
 	switch {
 	case err != nil:
 		r.State, r.Error = StateFailed, err.Error()
@@ -198,304 +224,6 @@ func (rn *Runner) Execute(ctx context.Context, r Run) Run {
 	rn.log.Info("reconciliation run ended", "run", r.ID, "state", r.State, "discrepancies", r.Discrepancies, "in_flight", r.InFlight,
 		"behind", r.BehindShards(), "rows", r.RowsCompared, "err", r.Error)
 	return r
-}
-
-// acquire waits for a run slot, showing r QUEUED meanwhile.
-func (rn *Runner) acquire(ctx context.Context, r *Run) error {
-	select {
-	case rn.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	rn.m.queued.Inc()
-	defer rn.m.queued.Dec()
-	r.State = StateQueued
-	r.Message += fmt.Sprintf("queued behind the %d runs executing (at most %d at once). ", cap(rn.slots), cap(rn.slots))
-	if err := rn.store.Update(ctx, *r); err != nil {
-		return err
-	}
-	select {
-	case rn.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// execute compares r, recording in bad the records it found inconsistent
-// (confirmed discrepancies and records in flight).
-func (rn *Runner) execute(ctx context.Context, r *Run, bad map[int64]bool) error {
-	if err := rn.acquire(ctx, r); err != nil {
-		return err
-	}
-	defer func() { <-rn.slots }()
-	r.State = StateRunning
-	if err := rn.store.Update(ctx, *r); err != nil {
-		return err
-	}
-	sample := func(int) bool { return r.SampleRate > 0 && rand.Float64() < r.SampleRate }
-	src, dst := rn.src, rn.dst
-	if w := r.Window; w != nil {
-		// Only the window's buckets are compared, each record by record.
-		n := rn.cfg.Buckets
-		sample = func(b int) bool { return w.Contains(b, n) }
-		src, dst = windowSide{Side: src, w: *w}, windowSide{Side: dst, w: *w}
-	}
-
-	var (
-		p        Progress
-		drill    []BucketLoad
-		boundary map[string]time.Time
-	)
-	for attempt := 0; ; attempt++ {
-		var err error
-		if boundary, err = rn.positions(ctx, r); err != nil {
-			return err
-		}
-		before, err := rn.rev.CampaignRevision(ctx, r.Scope.DetectID)
-		if err != nil {
-			return err
-		}
-		// The scan compares bucket summaries: the buckets that differ (and
-		// the sampled ones) are drilled into record by record once the
-		// boundary is checked, and what differs then is stored.
-		p, drill, err = Summarize(ctx, src, dst, r.Scope, r.Depth, rn.cfg.Buckets, sample)
-		if err != nil {
-			return err
-		}
-		r.BucketsDone, r.BucketsTotal, r.RowsCompared = p.BucketsDone, p.BucketsTotal, p.RowsCompared
-		_ = rn.store.Update(ctx, *r)
-		after, err := rn.rev.CampaignRevision(ctx, r.Scope.DetectID)
-		if err != nil {
-			return err
-		}
-		if before == after {
-			break
-		}
-		if attempt >= rn.cfg.MaxBoundaryRetries {
-			r.Message += fmt.Sprintf("campaign revision kept moving (%d -> %d) after %d retries; every candidate is re-checked against the shards' outboxes and the projection's applied positions. ", before, after, attempt)
-			break
-		}
-		r.BoundaryRetries++
-		r.State = StateWaiting
-		r.Message += fmt.Sprintf("revision moved %d -> %d during scan %d; ", before, after, attempt+1)
-		_ = rn.store.Update(ctx, *r)
-		// Wait (checked) until the projection applied what the shards had
-		// committed by the end of this scan, then scan again.
-		end, err := rn.positions(ctx, r)
-		if err != nil {
-			return err
-		}
-		caught, err := rn.catchUp(ctx, r, end)
-		if err != nil {
-			return err
-		}
-		if caught {
-			r.Message += "the projection caught up; scanning again. "
-		} else {
-			r.Message += fmt.Sprintf("the projection did not catch up within %s (behind: %s); scanning again. ", rn.cfg.CatchUpWait, strings.Join(r.BehindShards(), ", "))
-		}
-		r.State = StateRunning
-	}
-	rn.m.rows.Add(float64(p.RowsCompared))
-	if len(drill) == 0 {
-		return nil
-	}
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(rn.cfg.Grace):
-	}
-	// The boundary: the projection must have applied what every shard had
-	// committed when the scan started. Checked, not waited for blindly.
-	caught, err := rn.catchUp(ctx, r, boundary)
-	if err != nil {
-		return err
-	}
-	r.State = StateRunning
-	_ = rn.store.Update(ctx, *r)
-	// The drill-down, bucket step by bucket step: what differs is
-	// delay when its newest version is still in flight (evidence from the
-	// outbox and the applied positions, read before the records), and
-	// wrong data otherwise; wrong data is stored a step at a time.
-	inFlight := map[string]int64{}
-	var applied map[string]time.Time
-	if rn.flight != nil {
-		// Read before any record: an event applied meanwhile is at worst
-		// counted in flight, never called wrong.
-		if _, applied, err = rn.flight.Positions(ctx); err != nil {
-			return fmt.Errorf("reading the projection's applied positions: %w", err)
-		}
-	}
-	found := 0 // buckets with a difference (steps hold disjoint buckets)
-	err = StreamBuckets(ctx, src, dst, r.Scope, r.Depth, rn.cfg.Buckets, drill, func(ds []Discrepancy) error {
-		seen := map[int64]bool{}
-		for _, d := range ds {
-			seen[d.DataID%int64(rn.cfg.Buckets)] = true
-			// Confirmed or in flight: not consistent either way.
-			bad[d.DataID] = true
-		}
-		found += len(seen)
-		confirmed, err := rn.separateInFlight(ctx, ds, applied, inFlight)
-		if err != nil {
-			return err
-		}
-		if err := rn.store.AddDiscrepancies(ctx, r.ID, r.Scope.DetectID, confirmed); err != nil {
-			return err
-		}
-		r.Discrepancies += int64(len(confirmed))
-		r.InFlight = 0
-		for i := range r.Shards {
-			r.Shards[i].InFlight = inFlight[r.Shards[i].ShardID]
-			r.InFlight += r.Shards[i].InFlight
-		}
-		return nil
-	}, func(done int) {
-		r.BucketsDone = p.BucketsDone + int64(done)
-		_ = rn.store.Update(ctx, *r)
-	})
-	if err != nil {
-		return err
-	}
-	r.BucketsDone = r.BucketsTotal
-	for _, s := range r.Shards {
-		rn.m.inFlight.WithLabelValues(s.ShardID).Set(float64(s.InFlight))
-	}
-	if clean := len(drill) - found; clean > 0 {
-		r.Message += fmt.Sprintf("%d of %d differing or sampled buckets matched record by record after the wait (projection lag, or sampled). ", clean, len(drill))
-	}
-	if r.InFlight > 0 {
-		var parts []string
-		for _, s := range r.Shards {
-			if s.InFlight > 0 {
-				parts = append(parts, fmt.Sprintf("%s: %d", s.ShardID, s.InFlight))
-			}
-		}
-		r.Message += fmt.Sprintf("%d records in flight (newest version unsent or not yet applied), not reported as discrepancies: %s. ", r.InFlight, strings.Join(parts, ", "))
-	}
-	if !caught {
-		r.Message += fmt.Sprintf("boundary not reached: the projection had not applied what %s committed before the scan started, after waiting %s. ",
-			strings.Join(r.BehindShards(), ", "), rn.cfg.CatchUpWait)
-	}
-	return nil
-}
-
-// positions reads each shard's newest outbox commit (the boundary of a
-// scan starting now) and records the shards in r; nil without evidence.
-func (rn *Runner) positions(ctx context.Context, r *Run) (map[string]time.Time, error) {
-	if rn.flight == nil {
-		return nil, nil
-	}
-	newest, applied, err := rn.flight.Positions(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("reading the shards' and the projection's positions: %w", err)
-	}
-	rn.report(r, newest, applied, false)
-	return newest, nil
-}
-
-// report records, per shard of boundary (every shard of the map), its
-// boundary and the applied position in r, keeping the in-flight counts;
-// checked marks the shards whose applied position is before the boundary.
-func (rn *Runner) report(r *Run, boundary, applied map[string]time.Time, checked bool) {
-	counts := map[string]int64{}
-	for _, s := range r.Shards {
-		counts[s.ShardID] = s.InFlight
-	}
-	r.Shards = r.Shards[:0]
-	for id, b := range boundary {
-		r.Shards = append(r.Shards, ShardReport{ShardID: id, Boundary: b, Applied: applied[id], Behind: checked && applied[id].Before(b), InFlight: counts[id]})
-	}
-	sort.Slice(r.Shards, func(i, j int) bool { return r.Shards[i].ShardID < r.Shards[j].ShardID })
-}
-
-// catchUp waits until the projection's applied position of every shard
-// reached boundary, reading the positions every CatchUpPoll, at most
-// CatchUpWait; it reports whether it did (true without evidence), and
-// leaves the per-shard picture in r.
-func (rn *Runner) catchUp(ctx context.Context, r *Run, boundary map[string]time.Time) (bool, error) {
-	if rn.flight == nil {
-		return true, nil
-	}
-	deadline := time.Now().Add(rn.cfg.CatchUpWait)
-	for {
-		_, applied, err := rn.flight.Positions(ctx)
-		if err != nil {
-			return false, fmt.Errorf("reading the projection's applied positions: %w", err)
-		}
-		rn.report(r, boundary, applied, true)
-		behind := r.BehindShards()
-		if len(behind) == 0 {
-			return true, nil
-		}
-		if !time.Now().Before(deadline) {
-			return false, nil
-		}
-		if r.State != StateWaiting {
-			r.State = StateWaiting
-			r.Message += fmt.Sprintf("waiting for the projection to reach the boundary of %s; ", strings.Join(behind, ", "))
-			_ = rn.store.Update(ctx, *r)
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(min(CatchUpPoll, time.Until(deadline))):
-		}
-	}
-}
-
-// separateInFlight returns the discrepancies of ds that are wrong data and
-// counts, per shard in inFlight, those whose newest version is still on
-// its way, by the applied positions read before the records.
-func (rn *Runner) separateInFlight(ctx context.Context, ds []Discrepancy, applied map[string]time.Time, inFlight map[string]int64) ([]Discrepancy, error) {
-	if rn.flight == nil {
-		return ds, nil
-	}
-	versions := map[int64]int64{}
-	for _, d := range ds {
-		if canBeInFlight(d) {
-			versions[d.DataID] = d.Source.Version
-		}
-	}
-	if len(versions) == 0 {
-		return ds, nil
-	}
-	fl, err := rn.flight.InFlight(ctx, versions, applied)
-	if err != nil {
-		return nil, err
-	}
-	if len(fl) == 0 {
-		return ds, nil
-	}
-	out := ds[:0:0]
-	for _, d := range ds {
-		if sh, ok := fl[d.DataID]; ok {
-			inFlight[sh]++
-			continue
-		}
-		out = append(out, d)
-	}
-	return out, nil
-}
-
-// windowSide narrows a side's bucket summaries to a window of buckets.
-type windowSide struct {
-	Side
-	w BucketWindow
-}
-
-// Buckets implements Side.
-func (ws windowSide) Buckets(ctx context.Context, s Scope, n int) (map[int]BucketSum, error) {
-	all, err := ws.Side.Buckets(ctx, s, n)
-	if err != nil {
-		return nil, err
-	}
-	for b := range all {
-		if !ws.w.Contains(b, n) {
-			delete(all, b)
-		}
-	}
-	return all, nil
 }
 
 // resolveCovered resolves the earlier unresolved discrepancies of the

@@ -317,9 +317,10 @@ func (s *ScheduleStore) checked(ctx context.Context, detectID int64, buckets []i
 // clean scheduled run (or whose last clean run is older than Period), and a
 // CONTENT run of a rotating window of buckets of every campaign, sized so
 // every bucket is compared within Period. Runs go through the runner like
-// those an operator starts (Admit, RunStore.Create, Execute), recorded as
-// requested by SchedulerCreatedBy; a cycle that finds the runner's queue
-// full starts nothing more.
+// those an operator starts (Admit, RunStore.Create, Submit: the runner's
+// worker, Runner.Run, must run), recorded as requested by
+// SchedulerCreatedBy; a cycle that finds the runner's queue full starts
+// nothing more.
 type Scheduler struct {
 	log    *slog.Logger
 	cfg    SchedulerConfig
@@ -611,24 +612,25 @@ func (s *Scheduler) Cycle(ctx context.Context) error {
 	return s.gauges(ctx, ids)
 }
 
-// execute starts a run the way StartReconciliationRun does and waits for
-// its end.
+// execute starts a run the way StartReconciliationRun does (Admit,
+// RunStore.Create, Submit to the runner's worker) and waits for its end; the
+// run is cancelled (FAILED) when ctx ends first.
 func (s *Scheduler) execute(ctx context.Context, sc Scope, depth Depth, w *BucketWindow, msg string) (Run, error) {
 	release, err := s.runner.Admit()
 	if err != nil {
 		return Run{}, err
 	}
-	defer release()
 	sample := 0.0
 	if w != nil {
 		sample = float64(w.Count) / float64(s.n)
 	}
 	r, err := s.runs.Create(ctx, sc, depth, sample, SchedulerCreatedBy)
 	if err != nil {
+		release()
 		return Run{}, err
 	}
 	r.Window, r.Message = w, msg
-	r = s.runner.Execute(ctx, r)
+	r = <-s.runner.Submit(ctx, r, release)
 	if s.cfg.RowsPerSecond > 0 {
 		s.allowance -= float64(r.RowsCompared)
 	}

@@ -17,13 +17,18 @@ import (
 	"github.com/resultsync/resultsync/pkg/schema"
 )
 
-// schedulerOn returns a scheduler over f with its own runner, on control.
+// schedulerOn returns a scheduler over f with its own runner (its worker
+// running until the test ends), on control.
 func (f *fixture) schedulerOn(t *testing.T, control *infratest.MySQLDatabase, cfg reconcile.SchedulerConfig, holder string) (*reconcile.Scheduler, *reconcile.RunStore, *prometheus.Registry) {
 	t.Helper()
 	store := reconcile.NewRunStore(control.DB)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
 	rn := reconcile.NewRunner(log, reconcile.RunnerConfig{Buckets: 64, Grace: 0, MaxBoundaryRetries: 1}, f.src, f.src, f.dst, store, reg)
+	ctx, stop := context.WithCancel(context.Background())
+	worker := make(chan struct{})
+	go func() { defer close(worker); _ = rn.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-worker })
 	s, err := reconcile.NewScheduler(log, cfg, rn, store, reconcile.NewScheduleStore(control.DB), f.src, reg, holder)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func FuzzStartReconciliationRun(f *testing.F) {
 	f.Add(true, int64(1), int64(0), int64(0), int32(2), 1.0000001)
 	f.Fuzz(func(t *testing.T, hasScope bool, detect, project, school int64, depth int32, rate float64) {
 		var asked int64
-		s := reconcileapi.New(context.Background(), nil, nil, noCampaigns{&asked})
+		s := reconcileapi.New(nil, nil, noCampaigns{&asked})
 		req := &fitnessv1.StartReconciliationRunRequest{Depth: fitnessv1.ReconcileDepth(depth), SampleRate: rate}
 		if hasScope {
 			req.Scope = &fitnessv1.ReconcileScope{DetectId: detect, ProjectId: project, SchoolId: school}

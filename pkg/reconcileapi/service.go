@@ -1,6 +1,7 @@
 // Package reconcileapi implements fitness.v1.ReconcileService over the
 // reconciliation engine (pkg/reconcile): runs are stored in the control
-// database, executed in the background, and watched by streaming.
+// database, submitted to the runner's worker (reconcile.Runner.Run, which
+// the server supervises), and watched by streaming.
 package reconcileapi
 
 import (
@@ -9,7 +10,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -31,11 +31,9 @@ type CampaignChecker interface {
 // Service implements fitness.v1.ReconcileService.
 type Service struct {
 	fitnessv1.UnimplementedReconcileServiceServer
-	base   context.Context // lifetime of background runs
 	store  *reconcile.RunStore
 	runner *reconcile.Runner
 	camps  CampaignChecker
-	wg     sync.WaitGroup
 	poll   time.Duration
 	// sched and buckets serve ListCampaigns (nil: FAILED_PRECONDITION).
 	sched   *reconcile.ScheduleStore
@@ -51,17 +49,16 @@ func WithSchedule(sched *reconcile.ScheduleStore, buckets int) Option {
 	return func(s *Service) { s.sched, s.buckets = sched, buckets }
 }
 
-// New returns the service; runs started through it live until base ends.
-func New(base context.Context, store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker, opts ...Option) *Service {
-	s := &Service{base: base, store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
+// New returns the service. Runs started through it are executed by the
+// runner's worker (runner.Run, which the caller runs) and live until it
+// stops.
+func New(store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker, opts ...Option) *Service {
+	s := &Service{store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
 	for _, o := range opts {
 		o(s)
 	}
 	return s
 }
-
-// Wait blocks until every background run has returned.
-func (s *Service) Wait() { s.wg.Wait() }
 
 func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
 	p := &fitnessv1.ReconciliationRun{
@@ -128,12 +125,8 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 		release()
 		return nil, internal(err)
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer release()
-		s.runner.Execute(s.base, r)
-	}()
+	// The run outlives this request: only the worker's end cancels it.
+	s.runner.Submit(context.WithoutCancel(ctx), r, release)
 	return &fitnessv1.StartReconciliationRunResponse{Run: toProto(r)}, nil
 }
 

@@ -64,9 +64,12 @@ func newFixtureWith(t *testing.T, cfg reconcile.RunnerConfig, wrap func(f *fixtu
 	}
 	runner := reconcile.NewRunner(log, cfg, side, src, reconcile.ClickHouseTarget{Conn: ch.Conn}, f.store, nil,
 		reconcile.WithFlight(reconcile.NewOutboxFlight(ch.Conn, outboxes)))
+	// The runner's worker, as the server's supervisor runs it.
 	ctx, cancel := context.WithCancel(context.Background())
-	svc := reconcileapi.New(ctx, f.store, runner, src)
-	t.Cleanup(func() { cancel(); svc.Wait() })
+	worker := make(chan struct{})
+	go func() { defer close(worker); _ = runner.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-worker })
+	svc := reconcileapi.New(f.store, runner, src)
 	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)

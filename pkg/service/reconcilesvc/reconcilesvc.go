@@ -144,14 +144,13 @@ var errNotRecovered = apierr.New(apierr.Unavailable,
 // Service is an assembled reconcile server, listening but not yet serving.
 type Service struct {
 	log   *slog.Logger
-	grace time.Duration
 	srv   *server.Server
 	api   *reconcileapi.Service
 	store *reconcile.RunStore
 	pools *stores.Pools
-	// stopRuns ends the context of the background runs (reconcileapi runs
-	// them under a context given at construction, not a request's).
-	stopRuns context.CancelFunc
+	// runner executes the runs started through the API and by the
+	// scheduler (worker "run-executor").
+	runner *reconcile.Runner
 	// schedules is the schedule (ListCampaigns); scheduler runs it (nil
 	// when Schedule is off).
 	schedules *reconcile.ScheduleStore
@@ -174,7 +173,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Service{log: log, grace: cfg.Server.ShutdownGrace}
+	s := &Service{log: log}
 	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}}); err != nil {
 		return nil, fmt.Errorf("reconcile server: %w", err)
 	}
@@ -199,15 +198,14 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	}
 	runner := reconcile.NewRunner(log, cfg.Runner, src, src, reconcile.ClickHouseTarget{Conn: s.pools.CH}, s.store, s.srv.Registry(),
 		reconcile.WithFlight(reconcile.NewOutboxFlight(s.pools.CH, outboxes)))
-	runs, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
-	s.stopRuns = stopRuns
+	s.runner = runner
 	s.schedules = reconcile.NewScheduleStore(s.pools.Control)
 	if cfg.Schedule {
 		if s.scheduler, err = reconcile.NewScheduler(log, cfg.scheduler(), runner, s.store, s.schedules, src, s.srv.Registry(), cfg.ScheduleHolder); err != nil {
 			return nil, err
 		}
 	}
-	s.api = reconcileapi.New(runs, s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets))
+	s.api = reconcileapi.New(s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets))
 	fitnessv1.RegisterReconcileServiceServer(s.srv.GRPC(), s.api)
 	if err := s.srv.Listen(); err != nil {
 		return nil, err
@@ -229,11 +227,12 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // are marked FAILED) and one per shard, named by its id (Partial: a run
 // whose campaign needs a down shard fails with the reason).
 //
-// Worker "run-executor" owns the background runs: it marks the interrupted
-// runs FAILED if New could not, and when shutdown begins cancels the runs
-// still going (each is recorded FAILED with the reason). Once the gRPC
-// server stopped (no run can start any more) Run waits for them, at most the
-// shutdown grace.
+// Worker "run-executor" marks the interrupted runs FAILED if New could not,
+// then runs the runner's worker (reconcile.Runner.Run): it executes the runs
+// the API and the scheduler submit, up to MaxConcurrentRuns at once, and
+// when shutdown begins cancels the runs still going and ends those queued
+// (each recorded FAILED with the reason) before it returns, within the
+// supervisor's shutdown grace.
 //
 // Worker "scheduler" (unless Schedule is off) runs the reconciliation
 // schedule (reconcile.Scheduler): it competes for the lease with the other
@@ -245,21 +244,7 @@ func (s *Service) Run(ctx context.Context) error {
 	if s.scheduler != nil {
 		workers = append(workers, server.Worker{Name: "scheduler", Run: s.runScheduler})
 	}
-	err := s.srv.Run(ctx, workers, s.probes())
-	s.stopRuns()
-	done := make(chan struct{})
-	go func() {
-		s.api.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(s.grace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		s.log.Warn("reconciliation runs did not stop within the shutdown grace; exiting without them", "grace", s.grace)
-	}
-	return err
+	return s.srv.Run(ctx, workers, s.probes())
 }
 
 func (s *Service) probes() []server.Probe {
@@ -275,19 +260,20 @@ func (s *Service) probes() []server.Probe {
 	return append([]server.Probe{control, s.pools.ClickHouseProbe(false)}, s.pools.ShardProbes()...)
 }
 
-// runExecutor is the worker that owns the lifetime of the background runs.
+// runExecutor is the worker that executes the runs: once the interrupted
+// runs are marked FAILED (no run is submitted before), the runner's worker,
+// until ctx ends.
 func (s *Service) runExecutor(ctx context.Context) error {
-	defer s.stopRuns()
-	for delay := time.Second; !s.recovered.Load(); delay = min(2*delay, 15*time.Second) {
+	for delay := time.Second; !s.recovered.Load() && ctx.Err() == nil; delay = min(2*delay, 15*time.Second) {
 		select {
 		case <-ctx.Done():
-			return nil
 		case <-time.After(delay):
+			s.failInterrupted(ctx)
 		}
-		s.failInterrupted(ctx)
 	}
-	<-ctx.Done()
-	return nil
+	// Run even when ctx has ended: it closes the queue, so a run submitted
+	// late is recorded FAILED instead of waiting for ever.
+	return s.runner.Run(ctx)
 }
 
 // runScheduler is the worker that runs the reconciliation schedule once
@@ -328,9 +314,6 @@ func (s *Service) refuseUntilRecovered(ctx context.Context, req any, info *grpc.
 }
 
 func (s *Service) close() {
-	if s.stopRuns != nil {
-		s.stopRuns()
-	}
 	if s.pools != nil {
 		_ = s.pools.Close()
 	}
