@@ -448,13 +448,13 @@ func freshness(ctx context.Context, client pulsar.Client, newDB func() (*chstore
 	var lat []time.Duration
 	cfg := consumer.DefaultConfig()
 	cfg.BatchWait = 50 * time.Millisecond
-	cons, err := consumer.New(log, cfg, sub, proj, nopDLQ{}, nil, nil, consumer.Hooks{Applied: func(rows []chstore.Row, at time.Time) {
+	cons, err := consumer.New(log, cfg, consumer.Deps{Sub: sub, Writer: proj, DLQ: nopDLQ{}, Hooks: consumer.Hooks{Applied: func(rows []chstore.Row, at time.Time) {
 		mu.Lock()
 		for _, r := range rows {
 			lat = append(lat, at.Sub(time.UnixMilli(r.SourceCommitMs)))
 		}
 		mu.Unlock()
-	}})
+	}}})
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -32,8 +32,10 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/resultapi"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
@@ -104,12 +106,12 @@ func run(ctx context.Context, d, warm time.Duration) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 
 	clientsList := []int{1, 16}
-	withOutbox, stopWith, err := startService(ctx, log, e.m, resultstore.Options{})
+	withOutbox, stopWith, err := startService(ctx, log, e.m, false)
 	if err != nil {
 		return err
 	}
 	defer stopWith()
-	noOutbox, stopWithout, err := startService(ctx, log, e.m, resultstore.Options{SkipOutbox: true})
+	noOutbox, stopWithout, err := startService(ctx, log, e.m, true)
 	if err != nil {
 		return err
 	}
@@ -209,11 +211,14 @@ func seed(ctx context.Context, e *env, phase, c int) error {
 	return nil
 }
 
-// startService builds the results server through resultssvc exactly as
-// services/results does (Load, New, Run), on a loopback port, with the given
-// store options (SkipOutbox for the no-outbox phase). The clients send the
+// startService runs the results server on a loopback port, built through
+// resultssvc exactly as services/results builds it (Load, New, Run), or,
+// with skipOutbox, assembled here the same way (the server bootstrap of the
+// loaded configuration, its authentication, the ResultService) over stores
+// that leave out the outbox row (resultstore.Options.SkipOutbox: a
+// measurement only, never offered by the server). The clients send the
 // development operator token, as the server authenticates every call.
-func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resultstore.Options) ([]fitnessv1.ResultServiceClient, func(), error) {
+func startService(ctx context.Context, log *slog.Logger, m shard.Map, skipOutbox bool) ([]fitnessv1.ResultServiceClient, func(), error) {
 	var shards []string
 	for _, s := range m.Shards {
 		shards = append(shards, s.ID+"="+s.DSN)
@@ -223,8 +228,12 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg.StoreOptions = opts
-	svc, err := resultssvc.New(ctx, log, cfg)
+	var svc benchkit.Runner
+	if skipOutbox {
+		svc, err = newNoOutboxServer(ctx, log, m, cfg)
+	} else {
+		svc, err = resultssvc.New(ctx, log, cfg)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,4 +265,37 @@ func startService(ctx context.Context, log *slog.Logger, m shard.Map, opts resul
 		clients = append(clients, fitnessv1.NewResultServiceClient(conn))
 	}
 	return clients, func() { stop(conns) }, nil
+}
+
+// noOutboxServer is the results server of the no-outbox phase.
+type noOutboxServer struct {
+	srv         *server.Server
+	closeStores func()
+}
+
+// newNoOutboxServer assembles the results server as resultssvc.New does,
+// over stores that skip the outbox row.
+func newNoOutboxServer(ctx context.Context, log *slog.Logger, m shard.Map, cfg resultssvc.Config) (*noOutboxServer, error) {
+	stores, closeStores, err := resultapi.OpenStores(ctx, log, m, cfg.MaxConnsPerShard, resultstore.Options{SkipOutbox: true})
+	if err != nil {
+		return nil, err
+	}
+	srv, err := server.New(log, cfg.Server, server.WithAuth(auth.ResultPolicy))
+	if err != nil {
+		closeStores()
+		return nil, err
+	}
+	fitnessv1.RegisterResultServiceServer(srv.GRPC(), resultapi.NewService(m, stores))
+	if err := srv.Listen(); err != nil {
+		closeStores()
+		return nil, err
+	}
+	return &noOutboxServer{srv: srv, closeStores: closeStores}, nil
+}
+
+func (s *noOutboxServer) GRPCAddr() string { return s.srv.GRPCAddr() }
+
+func (s *noOutboxServer) Run(ctx context.Context) error {
+	defer s.closeStores()
+	return s.srv.Run(ctx, nil, nil)
 }

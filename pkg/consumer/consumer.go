@@ -108,28 +108,43 @@ type Consumer struct {
 	writeErr atomic.Pointer[error]
 }
 
-// New returns a consumer reading cons. lag may be shared with the status API.
-// When w also reads the epoch floor (EpochFloorReader, as chstore.Projection
-// does), the consumer refuses to write once cfg.Epoch is below the floor
-// (see Run).
-func New(log *slog.Logger, cfg Config, cons pulsar.Consumer, w Writer, dlq DeadLetterer, lag *Lag, reg prometheus.Registerer, hooks Hooks) (*Consumer, error) {
+// Deps are what a consumer reads from and writes to.
+type Deps struct {
+	// Sub is the subscription the consumer reads (Subscribe).
+	Sub pulsar.Consumer
+	// Writer stores the batches (chstore.Projection).
+	Writer Writer
+	// DLQ receives the events that can never be written.
+	DLQ DeadLetterer
+	// Lag is the lag tracker, shared with the status API (nil: its own).
+	Lag *Lag
+	// Registry registers the metrics (nil: not registered).
+	Registry prometheus.Registerer
+	// Hooks observe the consumer (none by default).
+	Hooks Hooks
+}
+
+// New returns a consumer reading d.Sub. When d.Writer also reads the epoch
+// floor (EpochFloorReader, as chstore.Projection does), the consumer refuses
+// to write once cfg.Epoch is below the floor (see Run).
+func New(log *slog.Logger, cfg Config, d Deps) (*Consumer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if lag == nil {
-		lag = NewLag()
+	if d.Lag == nil {
+		d.Lag = NewLag()
 	}
 	if cfg.EpochCheck == 0 {
 		cfg.EpochCheck = DefaultEpochCheck
 	}
-	c := &Consumer{log: log, cfg: cfg, cons: cons, w: w, dlq: dlq, lag: lag, m: newMetrics(reg, lag), hooks: hooks, now: time.Now}
-	if f, ok := w.(EpochFloorReader); ok {
+	c := &Consumer{log: log, cfg: cfg, cons: d.Sub, w: d.Writer, dlq: d.DLQ, lag: d.Lag, m: newMetrics(d.Registry, d.Lag), hooks: d.Hooks, now: time.Now}
+	if f, ok := d.Writer.(EpochFloorReader); ok {
 		c.floor = f
 	}
-	if pw, ok := w.(PositionWriter); ok {
+	if pw, ok := d.Writer.(PositionWriter); ok {
 		c.pos = pw
 	}
-	if pc, ok := cons.(interface{ Partitions() int }); ok {
+	if pc, ok := d.Sub.(interface{ Partitions() int }); ok {
 		c.partitions = int32(pc.Partitions())
 	}
 	return c, nil

@@ -85,7 +85,7 @@ func (f *fixture) startWith(t *testing.T, client pulsar.Client, w consumer.Write
 	}
 	cfg.RetryBase = 50 * time.Millisecond
 	cfg.RetryMax = 200 * time.Millisecond
-	c, err := consumer.New(quiet, cfg, cons, w, dlq, nil, nil, consumer.Hooks{})
+	c, err := consumer.New(quiet, cfg, consumer.Deps{Sub: cons, Writer: w, DLQ: dlq})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func (f *fixture) startAt(t *testing.T, epoch uint16, check time.Duration) *inst
 	cfg.RetryBase = 50 * time.Millisecond
 	cfg.RetryMax = 200 * time.Millisecond
 	cfg.Epoch, cfg.EpochCheck = epoch, check
-	c, err := consumer.New(quiet, cfg, cons, f.proj, dlq, nil, nil, consumer.Hooks{})
+	c, err := consumer.New(quiet, cfg, consumer.Deps{Sub: cons, Writer: f.proj, DLQ: dlq})
 	if err != nil {
 		t.Fatal(err)
 	}

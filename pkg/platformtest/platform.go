@@ -20,6 +20,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
@@ -27,6 +28,8 @@ import (
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
@@ -168,50 +171,42 @@ func (p *Platform) StartRepair(extra ...string) {
 // StartConsumer runs the projection consumer at the transformation epoch
 // (the server's --epoch), until StopConsumer or the end of the test.
 func (p *Platform) StartConsumer(epoch uint16) {
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = 20 * time.Millisecond
-	cfg.Epoch = epoch
-	p.StopConsumer = p.RunConsumer(cfg, consumer.Hooks{})
+	p.StopConsumer = p.RunConsumer(consumer.Hooks{}, "--batch-wait=20ms", fmt.Sprintf("--epoch=%d", epoch))
 }
 
-// RunConsumer runs one more consumer instance of the platform's topic, as
-// services/consumer wires it (Failover subscription "projection", a
-// dead-letter producer, its own Pulsar client), with cfg and hooks. The
-// returned stop is idempotent and also runs when the test ends.
-func (p *Platform) RunConsumer(cfg consumer.Config, hooks consumer.Hooks) (stop func()) {
+// RunConsumer runs one more consumer server of the platform's topic, built by
+// consumersvc.New as services/consumer builds it (its default subscription,
+// the topic's dead-letter topic), with the settings extra (which win) and
+// hooks observing it (consumersvc.WithObserver). It returns once the
+// consumer is subscribed. The returned stop is idempotent and also runs when
+// the test ends.
+func (p *Platform) RunConsumer(hooks consumer.Hooks, extra ...string) (stop func()) {
 	t := p.t
 	t.Helper()
-	client := infratest.NewPulsarClient(t)
-	cons, err := consumer.Subscribe(client, p.Topic, "projection")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dlq, err := consumer.NewDLQ(client, p.Topic+"-DLQ", p.Proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := consumer.New(p.Log, cfg, cons, p.Proj, dlq, nil, nil, hooks)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if stopped {
-			return
+	args := append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
+		"--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic, "--dead-letter-topic=" + p.Topic + "-DLQ",
+		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + p.CH.Name}, extra...)
+	addr, stop := ServeStoppable(t, "consumer", func(ctx context.Context) (Runner, error) {
+		cfg, err := consumersvc.Load(args)
+		if err != nil {
+			return nil, err
 		}
-		stopped = true
+		return consumersvc.New(ctx, p.Log, cfg, consumersvc.WithObserver(hooks))
+	})
+	hc := healthpb.NewHealthClient(p.Dial(addr))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: server.DependencyHealthName("pulsar")})
 		cancel()
-		if err := <-done; err != nil && ctx.Err() == nil {
-			t.Errorf("consumer: %v", err)
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return stop
 		}
-		dlq.Close()
-		cons.Close()
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer not subscribed within a minute: %v, %v", resp.GetStatus(), err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	t.Cleanup(stop)
-	return stop
 }
 
 // Dial connects to a server until the test ends.

@@ -301,7 +301,7 @@ func startConsumer(t *testing.T, f *fixture, client pulsar.Client, topic, subscr
 	}
 	cfg := consumer.DefaultConfig()
 	cfg.BatchWait, cfg.Epoch = 50*time.Millisecond, epoch
-	c, err := consumer.New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, cons, f.proj, dlq, nil, nil, consumer.Hooks{})
+	c, err := consumer.New(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, consumer.Deps{Sub: cons, Writer: f.proj, DLQ: dlq})
 	if err != nil {
 		t.Fatal(err)
 	}

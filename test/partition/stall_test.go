@@ -5,14 +5,12 @@
 package partition_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
@@ -23,35 +21,12 @@ const (
 	stalled    = 0 // the partition no consumer reads until it resumes
 )
 
-// consumePartition runs a consumer of one partition of the platform's
-// topic only (the fault: the stalled partition has no consumer, at the
-// broker boundary; the consumer code is the production one).
+// consumePartition runs a consumer server of one partition of the
+// platform's topic only (the fault: the stalled partition has no consumer,
+// at the broker boundary; the consumer is the production server).
 func consumePartition(t *testing.T, p *platformtest.Platform, i int) {
 	t.Helper()
-	client := infratest.NewPulsarClient(t)
-	cons, err := consumer.Subscribe(client, fmt.Sprintf("%s-partition-%d", p.Topic, i), "projection")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dlq, err := consumer.NewDLQ(client, p.Topic+"-DLQ", p.Proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = 20 * time.Millisecond
-	c, err := consumer.New(p.Log, cfg, cons, p.Proj, dlq, nil, nil, consumer.Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		dlq.Close()
-		cons.Close()
-	})
+	p.RunConsumer(consumer.Hooks{}, "--batch-wait=20ms", fmt.Sprintf("--topic=%s-partition-%d", p.Topic, i))
 }
 
 // run reconciles the campaign at CONTENT depth to its end.

@@ -114,9 +114,7 @@ func (a *applied) window(from, to time.Time) (int, time.Duration, time.Duration,
 // whose batches a sees under name.
 func startConsumer(t *testing.T, p *platformtest.Platform, a *applied, name string) (stop func()) {
 	t.Helper()
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = 50 * time.Millisecond
-	return p.RunConsumer(cfg, consumer.Hooks{Applied: a.hook(name)})
+	return p.RunConsumer(consumer.Hooks{Applied: a.hook(name)}, "--batch-wait=50ms")
 }
 
 // startRelay runs one more relay server on the platform's shards and topic.

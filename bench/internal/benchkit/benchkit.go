@@ -1,7 +1,7 @@
 // Package benchkit is what the benchmark programs share: a throwaway stack
 // (two shards, a control database, a projection, a topic), servers run in
-// process, the projection consumer wired as services/consumer wires it with
-// an observation hook, and closed-loop load generation.
+// process (the projection consumer too, built by consumersvc.New with an
+// observer), and closed-loop load generation.
 package benchkit
 
 import (
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/resultsync/resultsync/pkg/auth"
@@ -24,6 +26,8 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
 
@@ -111,48 +115,58 @@ func Operator() grpc.DialOption {
 	})
 }
 
-// StartConsumer runs the projection consumer of the stack's topic as
-// services/consumer wires it (Failover subscription, dead-letter producer,
-// DefaultConfig but for the batch wait), with applied seeing every batch
-// once ClickHouse acknowledged its insert. The returned stop ends it.
+// StartConsumer runs the projection consumer of the stack's topic, built by
+// consumersvc.New as services/consumer builds it (its defaults but for the
+// batch wait), with applied observing every batch once ClickHouse
+// acknowledged its insert (consumersvc.WithObserver). It returns once the
+// consumer is subscribed (its "pulsar" health is SERVING); the returned stop
+// ends it.
 func StartConsumer(ctx context.Context, log *slog.Logger, st *Stack, batchWait time.Duration, applied func([]chstore.Row, time.Time)) (func(), error) {
-	client, err := pulsarbus.NewClient(log, pulsarbus.Options{URL: infratest.PulsarURL()})
+	cfg, err := consumersvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--log-level=warn",
+		"--auth-tokens=" + auth.DevTokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + st.Topic, "--dead-letter-topic=" + st.Topic + "-DLQ",
+		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + st.CH.Name, "--batch-wait=" + batchWait.String()})
 	if err != nil {
 		return nil, err
 	}
-	proj := chstore.NewProjection(st.CH.Conn)
-	sub, err := consumer.Subscribe(client, st.Topic, "clickhouse-projection")
+	svc, err := consumersvc.New(ctx, log, cfg, consumersvc.WithObserver(consumer.Hooks{Applied: applied}))
 	if err != nil {
-		client.Close()
 		return nil, err
 	}
-	dlq, err := consumer.NewDLQ(client, st.Topic+"-DLQ", proj)
-	if err != nil {
-		sub.Close()
-		client.Close()
-		return nil, err
-	}
-	cfg := consumer.DefaultConfig()
-	cfg.BatchWait = batchWait
-	c, err := consumer.New(log, cfg, sub, proj, dlq, nil, nil, consumer.Hooks{Applied: applied})
-	if err != nil {
-		dlq.Close()
-		sub.Close()
-		client.Close()
-		return nil, err
-	}
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(cctx) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
+	stop := Serve(ctx, svc)
+	stopped := func() {
+		if err := stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "consumer:", err)
 		}
-		dlq.Close()
-		sub.Close()
-		client.Close()
-	}, nil
+	}
+	if err := WaitServing(ctx, svc.GRPCAddr(), server.DependencyHealthName("pulsar"), time.Minute); err != nil {
+		stopped()
+		return nil, fmt.Errorf("consumer: %w", err)
+	}
+	return stopped, nil
+}
+
+// WaitServing waits until the server at addr reports service SERVING on its
+// gRPC health service, at most timeout.
+func WaitServing(ctx context.Context, addr, service string, timeout time.Duration) error {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	hc := healthpb.NewHealthClient(conn)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s of %s not SERVING within %s (last: %v, %v)", service, addr, timeout, resp.GetStatus(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Drive runs op(c, i) for i = 0, 1, ... in n goroutines (client c) until

@@ -27,8 +27,9 @@ type Service struct {
 	cfg   Config
 	log   *slog.Logger
 	srv   *server.Server
-	pools *stores.Pools // the ClickHouse pool
-	ch    driver.Conn   // pools.CH
+	hooks consumer.Hooks // WithObserver
+	pools *stores.Pools  // the ClickHouse pool
+	ch    driver.Conn    // pools.CH
 	proj  *chstore.Projection
 	lag   *consumer.Lag
 
@@ -44,18 +45,30 @@ type Service struct {
 	closeOnce sync.Once
 }
 
+// Option adds to what New assembles.
+type Option func(*Service)
+
+// WithObserver lets hooks observe the consumer (the benchmarks and tests
+// that measure freshness see every applied batch); hooks never change what
+// it does.
+func WithObserver(hooks consumer.Hooks) Option { return func(s *Service) { s.hooks = hooks } }
+
 // New assembles the consumer server from cfg without contacting any
 // dependency (the ClickHouse pool connects lazily, the subscription is made
 // by Run's consumer worker), so it starts whatever state the broker and
 // ClickHouse are in, and health shows it. It binds the listeners: GRPCAddr
 // and HTTPAddr are known when it returns. ctx is not retained: nothing in
-// New waits.
-func New(ctx context.Context, log *slog.Logger, cfg Config) (*Service, error) {
+// New waits. services/consumer, the tests and the benchmarks all build the
+// consumer here.
+func New(ctx context.Context, log *slog.Logger, cfg Config, opts ...Option) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.Consumer.Epoch = uint16(cfg.Epoch) // validated 0-65535
 	s := &Service{cfg: cfg, log: log, lag: consumer.NewLag()}
+	for _, o := range opts {
+		o(s)
+	}
 	if err := s.assemble(); err != nil {
 		s.close()
 		return nil, err
@@ -140,7 +153,8 @@ func (s *Service) consume(ctx context.Context) error {
 	s.mu.Lock()
 	s.sub, s.connectErr = sub, nil
 	s.mu.Unlock()
-	cons, err := consumer.New(s.log, c.Consumer, sub, s.proj, dlq, s.lag, s.srv.Registry(), consumer.Hooks{})
+	cons, err := consumer.New(s.log, c.Consumer, consumer.Deps{Sub: sub, Writer: s.proj, DLQ: dlq, Lag: s.lag, Registry: s.srv.Registry(),
+		Hooks: s.hooks})
 	if err != nil {
 		return err
 	}

@@ -18,10 +18,9 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/canonical"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/service/consumersvc/consumersvctest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -75,6 +74,9 @@ func publish(t *testing.T, client pulsar.Client, topic string, n int) []string {
 // subscription to hold them). The retention is read back from the admin API; a second migration changes
 // nothing (idempotent).
 func TestSubscriptionExistsBeforeFirstPublish(t *testing.T) {
+	if infratest.ClickHouseIsInProcess() {
+		t.Skip("the consumer server reaches ClickHouse over the network; runs on the ClickHouse server pass")
+	}
 	ctx := context.Background()
 	ch := infratest.NewClickHouseDatabase(t, true)
 	client := infratest.NewPulsarClient(t)
@@ -118,28 +120,11 @@ func TestSubscriptionExistsBeforeFirstPublish(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	// The first consumer ever: every event arrives.
-	cons, err := consumer.Subscribe(client, topic, sub)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cons.Close()
-	proj := chstore.NewProjection(ch.Conn)
-	dlq, err := consumer.NewDLQ(client, topic+"-dlq", proj)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dlq.Close()
-	cc := consumer.DefaultConfig()
-	cc.BatchWait = 50 * time.Millisecond
-	c, err := consumer.New(quiet, cc, cons, proj, dlq, nil, nil, consumer.Hooks{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- c.Run(rctx) }()
-	defer func() { cancel(); <-done }()
+	// The first consumer ever (the consumer server, on the subscription
+	// migrate made): every event arrives.
+	cc := consumersvctest.Config(topic, ch.Name, 200*time.Millisecond)
+	cc.Subscription = sub
+	consumersvctest.Start(t, cc)
 	var got []string
 	deadline = time.Now().Add(60 * time.Second)
 	for {

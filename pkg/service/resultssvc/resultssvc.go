@@ -29,10 +29,6 @@ type Config struct {
 	Stores stores.Settings
 	// MaxConnsPerShard bounds each shard's connection pool.
 	MaxConnsPerShard int
-	// StoreOptions are passed to every shard's store. Not a flag: only the
-	// write-path benchmark sets them (SkipOutbox, to measure the outbox's
-	// cost); a server started by main always keeps the zero value.
-	StoreOptions resultstore.Options
 }
 
 // Load reads the configuration from args (without the program name) and the
@@ -96,7 +92,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		if err := s.pools.Shards[i].PingContext(ctx); err != nil {
 			log.Warn("shard unreachable at start-up; its requests fail until it returns", "shard", sh.ID, "err", err)
 		}
-		s.stores = append(s.stores, resultstore.New(sh.ID, s.pools.Shards[i], cfg.StoreOptions))
+		s.stores = append(s.stores, resultstore.New(sh.ID, s.pools.Shards[i], resultstore.Options{}))
 	}
 	if s.srv, err = server.New(log, cfg.Server, server.WithAuth(auth.ResultPolicy)); err != nil {
 		return nil, err
