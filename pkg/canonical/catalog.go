@@ -3,6 +3,8 @@ package canonical
 import (
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/resultsync/resultsync/pkg/apierr"
 )
 
 // Project describes a test item: the unit its results are recorded in and
@@ -29,36 +31,29 @@ var Projects = map[int64]Project{
 	8: {ID: 8, Name: "body weight", Unit: "kg", MinMilli: 10_000, MaxMilli: 250_000},
 }
 
-// FieldError names an invalid request field and why it is invalid.
-type FieldError struct {
-	Field       string
-	Description string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Description }
-
 // CheckResult validates a result of projectID: the unit must be the project's
 // (any accepted spelling) and the decimal must be canonicalizable and within
-// the project's range. It returns the canonical result and unit.
+// the project's range. It returns the canonical result and unit; an invalid
+// field is an *apierr.FieldError.
 func CheckResult(projectID int64, result, unit string) (string, string, error) {
 	p, ok := Projects[projectID]
 	if !ok {
-		return "", "", &FieldError{"project_id", "unknown project"}
+		return "", "", &apierr.FieldError{Field: "project_id", Description: "unknown project"}
 	}
 	u, ok := Unit(unit)
 	if !ok {
-		return "", "", &FieldError{"unit", "unknown unit " + quote(unit)}
+		return "", "", &apierr.FieldError{Field: "unit", Description: "unknown unit " + quote(unit)}
 	}
 	if u != p.Unit {
-		return "", "", &FieldError{"unit", "project " + p.Name + " is recorded in " + p.Unit + ", not " + u}
+		return "", "", &apierr.FieldError{Field: "unit", Description: "project " + p.Name + " is recorded in " + p.Unit + ", not " + u}
 	}
 	d, err := Decimal(result)
 	if err != nil {
-		return "", "", &FieldError{"result", err.Error()}
+		return "", "", &apierr.FieldError{Field: "result", Description: err.Error()}
 	}
 	m, _ := Milli(d)
 	if m < p.MinMilli || m > p.MaxMilli {
-		return "", "", &FieldError{"result", d + " " + u + " is outside the range of " + p.Name}
+		return "", "", &apierr.FieldError{Field: "result", Description: d + " " + u + " is outside the range of " + p.Name}
 	}
 	return d, u, nil
 }

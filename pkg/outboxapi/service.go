@@ -74,8 +74,6 @@ func (s *Service) repo(id string) (*outbox.Repo, error) {
 	return r, nil
 }
 
-func toStatus(err error) error { return apierr.Status(err) }
-
 // pageToken is the opaque continuation of ListOutboxEvents: the last outbox
 // id returned, bound to the shard and status it was issued for.
 func pageToken(shard string, st fitnessv1.OutboxStatus, after int64) string {
@@ -114,7 +112,7 @@ func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutbo
 	}
 	rows, err := r.List(ctx, name, after, size+1)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.Status(err)
 	}
 	resp := &fitnessv1.ListOutboxEventsResponse{}
 	if len(rows) > size {
@@ -152,7 +150,7 @@ func (s *Service) GetOutboxStats(ctx context.Context, req *fitnessv1.GetOutboxSt
 	for _, id := range ids {
 		st, err := s.repos[id].Stats(ctx)
 		if err != nil {
-			return nil, toStatus(err)
+			return nil, apierr.Status(err)
 		}
 		ss := &fitnessv1.ShardOutboxStats{
 			ShardId: id, NewCount: st.Counts[outbox.StatusNew], ProcessingCount: st.Counts[outbox.StatusProcessing],
@@ -209,7 +207,7 @@ func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayP
 		err = ferr
 	}
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.Status(err)
 	}
 	return &fitnessv1.ReplayParkedEventsResponse{ReplayedCount: int64(len(replayed)), AuditId: auditID}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/canonical"
 )
 
@@ -38,7 +39,7 @@ func FuzzValidateRecord(f *testing.F) {
 			refused(t, err)
 			return
 		}
-		if requestID == "" || len(requestID) > maxRequestID || dataID <= 0 || detectID <= 0 || userID <= 0 || schoolID <= 0 ||
+		if requestID == "" || len(requestID) > apierr.MaxRequestID || dataID <= 0 || detectID <= 0 || userID <= 0 || schoolID <= 0 ||
 			grade < 1 || grade > 12 || len(unit) > maxUnit {
 			t.Fatalf("accepted %v", req)
 		}
@@ -57,7 +58,7 @@ func FuzzValidateChange(f *testing.F) {
 	f.Add("", int64(-8), int64(0), int64(-1), "1e3", "", strings.Repeat("x", 513))
 	f.Add(strings.Repeat("c", 64), int64(1), int64(1), int64(1<<62), "-0.000", "KG", strings.Repeat("x", 512))
 	f.Fuzz(func(t *testing.T, requestID string, schoolID, dataID, expected int64, result, unit, reason string) {
-		ok := requestID != "" && len(requestID) <= maxRequestID && schoolID > 0 && dataID > 0 && expected > 0 && len(reason) <= maxReason
+		ok := requestID != "" && len(requestID) <= apierr.MaxRequestID && schoolID > 0 && dataID > 0 && expected > 0 && len(reason) <= maxReason
 		creq := &fitnessv1.CorrectResultRequest{RequestId: requestID, SchoolId: schoolID, DataId: dataID, ExpectedVersion: expected,
 			Result: result, Unit: unit, Reason: reason}
 		cmd, err := validateCorrect(creq)

@@ -1,7 +1,7 @@
 // Package resultapi implements fitness.v1.ResultService over the shard map:
 // request validation with field-level INVALID_ARGUMENT details, routing by
-// data_id (shard.Map.Owner), cross-shard listing with page tokens, and the
-// mapping of store and database errors to gRPC status codes.
+// data_id (shard.Map.Owner) and cross-shard listing with page tokens; store
+// and database errors become status codes through pkg/apierr.
 //
 // Every command and read of one data_id reaches the one shard that owns it,
 // whatever school the request names, so the shard's primary key makes a
@@ -16,10 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
@@ -32,7 +29,6 @@ import (
 
 // Limits on request fields.
 const (
-	maxRequestID    = 64
 	maxReason       = 512
 	maxUnit         = 16
 	defaultPageSize = 100
@@ -56,47 +52,20 @@ func (s *Service) storeFor(dataID int64) *resultstore.Store {
 	return s.stores[s.shards.Owner(dataID)]
 }
 
-// violations collects field violations for one INVALID_ARGUMENT error.
-type violations []*errdetails.BadRequest_FieldViolation
-
-func (v *violations) add(field, desc string) {
-	*v = append(*v, &errdetails.BadRequest_FieldViolation{Field: field, Description: desc})
-}
+// violations collects the invalid fields of one request, with the checks
+// this service's requests share.
+type violations struct{ apierr.Violations }
 
 func (v *violations) positive(field string, x int64) {
 	if x <= 0 {
-		v.add(field, "must be a positive id")
-	}
-}
-
-func (v *violations) requestID(id string) {
-	switch {
-	case id == "":
-		v.add("request_id", "required: a client-chosen idempotency key")
-	case len(id) > maxRequestID:
-		v.add("request_id", fmt.Sprintf("at most %d characters", maxRequestID))
+		v.Add(field, "must be a positive id")
 	}
 }
 
 func (v *violations) text(field, s string, limit int) {
 	if len(s) > limit {
-		v.add(field, fmt.Sprintf("at most %d bytes", limit))
+		v.Add(field, fmt.Sprintf("at most %d bytes", limit))
 	}
-}
-
-func (v violations) err() error {
-	if len(v) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(v))
-	for i, f := range v {
-		msgs[i] = f.GetField() + ": " + f.GetDescription()
-	}
-	st := status.New(codes.InvalidArgument, "invalid request: "+strings.Join(msgs, "; "))
-	if d, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: v}); err == nil {
-		st = d
-	}
-	return st.Err()
 }
 
 // RecordResult implements fitness.v1.ResultService. A data_id already
@@ -108,7 +77,7 @@ func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultR
 	}
 	out, err := s.storeFor(cmd.DataID).Record(ctx, cmd)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.Status(err)
 	}
 	return &fitnessv1.RecordResultResponse{Result: out.Result, EventId: out.EventID}, nil
 }
@@ -117,27 +86,27 @@ func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultR
 // returns its command, with the canonical result and unit.
 func validateRecord(req *fitnessv1.RecordResultRequest) (resultstore.RecordCommand, error) {
 	var v violations
-	v.requestID(req.GetRequestId())
+	v.RequestID(req.GetRequestId())
 	v.positive("data_id", req.GetDataId())
 	v.positive("detect_id", req.GetDetectId())
 	v.positive("user_id", req.GetUserId())
 	v.positive("school_id", req.GetSchoolId())
 	if g := req.GetGrade(); g < 1 || g > 12 {
-		v.add("grade", "must be 1-12")
+		v.Add("grade", "must be 1-12")
 	}
 	v.text("unit", req.GetUnit(), maxUnit)
 	var result, unit string
 	if req.GetProjectId() <= 0 {
-		v.add("project_id", "must be a positive id")
+		v.Add("project_id", "must be a positive id")
 	} else if len(req.GetUnit()) <= maxUnit {
 		var err error
 		result, unit, err = canonical.CheckResult(req.GetProjectId(), req.GetResult(), req.GetUnit())
-		var fe *canonical.FieldError
+		var fe *apierr.FieldError
 		if errors.As(err, &fe) {
-			v.add(fe.Field, fe.Description)
+			v.Add(fe.Field, fe.Description)
 		}
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return resultstore.RecordCommand{}, err
 	}
 	return resultstore.RecordCommand{
@@ -149,11 +118,11 @@ func validateRecord(req *fitnessv1.RecordResultRequest) (resultstore.RecordComma
 // change checks the fields every version-changing command of an existing
 // record carries.
 func (v *violations) change(requestID string, schoolID, dataID, expected int64, reason string) {
-	v.requestID(requestID)
+	v.RequestID(requestID)
 	v.positive("school_id", schoolID)
 	v.positive("data_id", dataID)
 	if expected <= 0 {
-		v.add("expected_version", "must be the positive version the caller read")
+		v.Add("expected_version", "must be the positive version the caller read")
 	}
 	v.text("reason", reason, maxReason)
 }
@@ -167,7 +136,7 @@ func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResul
 	}
 	out, err := s.storeFor(cmd.DataID).Correct(ctx, cmd)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.Status(err)
 	}
 	return &fitnessv1.CorrectResultResponse{Result: out.Result, EventId: out.EventID}, nil
 }
@@ -179,12 +148,12 @@ func validateCorrect(req *fitnessv1.CorrectResultRequest) (resultstore.CorrectCo
 	var v violations
 	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
 	if _, err := canonical.Decimal(req.GetResult()); err != nil {
-		v.add("result", err.Error())
+		v.Add("result", err.Error())
 	}
 	if _, ok := canonical.Unit(req.GetUnit()); !ok {
-		v.add("unit", "unknown unit")
+		v.Add("unit", "unknown unit")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return resultstore.CorrectCommand{}, err
 	}
 	return resultstore.CorrectCommand{
@@ -202,7 +171,7 @@ func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultR
 	}
 	out, err := s.storeFor(cmd.DataID).Delete(ctx, cmd)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.Status(err)
 	}
 	return &fitnessv1.DeleteResultResponse{Result: out.Result, EventId: out.EventID}, nil
 }
@@ -212,7 +181,7 @@ func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultR
 func validateDelete(req *fitnessv1.DeleteResultRequest) (resultstore.DeleteCommand, error) {
 	var v violations
 	v.change(req.GetRequestId(), req.GetSchoolId(), req.GetDataId(), req.GetExpectedVersion(), req.GetReason())
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return resultstore.DeleteCommand{}, err
 	}
 	return resultstore.DeleteCommand{
@@ -227,12 +196,12 @@ func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest
 	var v violations
 	v.positive("school_id", req.GetSchoolId())
 	v.positive("data_id", req.GetDataId())
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	r, err := s.storeFor(req.GetDataId()).Get(ctx, req.GetSchoolId(), req.GetDataId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.Status(err)
 	}
 	return &fitnessv1.GetResultResponse{Result: r}, nil
 }
@@ -273,7 +242,7 @@ func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsReq
 	for _, st := range s.stores {
 		rs, err := st.List(ctx, q)
 		if err != nil {
-			return nil, toStatus(err)
+			return nil, apierr.Status(err)
 		}
 		all = append(all, rs...)
 	}
@@ -294,15 +263,15 @@ func validateList(req *fitnessv1.ListResultsRequest) (resultstore.ListQuery, err
 	var v violations
 	v.positive("detect_id", req.GetDetectId())
 	if req.GetSchoolId() < 0 {
-		v.add("school_id", "must be positive, or 0 for every school")
+		v.Add("school_id", "must be positive, or 0 for every school")
 	}
 	if req.GetProjectId() < 0 {
-		v.add("project_id", "must be positive, or 0 for every project")
+		v.Add("project_id", "must be positive, or 0 for every project")
 	}
 	size := int(req.GetPageSize())
 	switch {
 	case size < 0:
-		v.add("page_size", "must not be negative")
+		v.Add("page_size", "must not be negative")
 	case size == 0:
 		size = defaultPageSize
 	case size > maxPageSize:
@@ -310,33 +279,11 @@ func validateList(req *fitnessv1.ListResultsRequest) (resultstore.ListQuery, err
 	}
 	after, err := parsePageToken(req)
 	if err != nil {
-		v.add("page_token", err.Error())
+		v.Add("page_token", err.Error())
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return resultstore.ListQuery{}, err
 	}
 	return resultstore.ListQuery{DetectID: req.GetDetectId(), SchoolID: req.GetSchoolId(), ProjectID: req.GetProjectId(),
 		ShowDeleted: req.GetShowDeleted(), AfterDataID: after, Limit: size + 1}, nil
-}
-
-// toStatus maps store and database errors to gRPC status codes: the
-// conflict and field details here, everything else by the shared mapping
-// (pkg/apierr).
-func toStatus(err error) error {
-	var vc *resultstore.VersionConflictError
-	var fe *canonical.FieldError
-	switch {
-	case errors.As(err, &vc):
-		st := status.New(codes.Aborted, vc.Error())
-		if d, derr := st.WithDetails(&fitnessv1.VersionConflict{DataId: vc.DataID, ExpectedVersion: vc.Expected, CurrentVersion: vc.Current}); derr == nil {
-			st = d
-		}
-		return st.Err()
-	case errors.As(err, &fe):
-		var v violations
-		v.add(fe.Field, fe.Description)
-		return v.err()
-	default:
-		return apierr.Status(err)
-	}
 }

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
@@ -37,17 +38,26 @@ import (
 // SchemaVersion is the version of FitnessResultChanged the write path emits.
 const SchemaVersion = 1
 
-// Errors returned by the store; the RPC edge maps them to status codes.
+// Errors returned by the store; the RPC edge maps them to status codes. A
+// request_id reused for a different request is apierr.ErrRequestReused.
 var (
 	ErrNotFound      = apierr.New(apierr.NotFound, "result not found")
 	ErrAlreadyExists = apierr.New(apierr.AlreadyExists, "result already exists")
 	ErrDeleted       = apierr.New(apierr.FailedPrecondition, "result is deleted")
-	ErrRequestReused = apierr.New(apierr.FailedPrecondition, "request_id was already used for a different request")
 )
 
-// VersionConflictError says the caller's expected version is not current.
+// VersionConflictError says the caller's expected version is not current:
+// an apierr.Aborted whose status carries a fitness.v1.VersionConflict.
 type VersionConflictError struct {
 	DataID, Expected, Current int64
+}
+
+// Is makes errors.Is(err, apierr.Aborted) true for a version conflict.
+func (e *VersionConflictError) Is(target error) bool { return target == apierr.Aborted }
+
+// StatusDetails implements apierr.Detailed.
+func (e *VersionConflictError) StatusDetails() []protoadapt.MessageV1 {
+	return []protoadapt.MessageV1{&fitnessv1.VersionConflict{DataId: e.DataID, ExpectedVersion: e.Expected, CurrentVersion: e.Current}}
 }
 
 func (e *VersionConflictError) Error() string {
@@ -397,7 +407,7 @@ func (s *Store) rollback(ctx context.Context, conn *sql.Conn) {
 }
 
 // replayOr returns the stored outcome of requestID when it exists with the
-// same hash, ErrRequestReused when it exists with another, and cause
+// same hash, apierr.ErrRequestReused when it exists with another, and cause
 // otherwise. Call it after the failed transaction was rolled back.
 func (s *Store) replayOr(ctx context.Context, requestID, hash string, cause error) (Outcome, error) {
 	if requestID == "" {
@@ -414,7 +424,7 @@ func (s *Store) replayOr(ctx context.Context, requestID, hash string, cause erro
 		return Outcome{}, fmt.Errorf("looking up request %s: %w", requestID, err)
 	}
 	if storedHash != hash {
-		return Outcome{}, ErrRequestReused
+		return Outcome{}, apierr.ErrRequestReused
 	}
 	r := &fitnessv1.FitnessResult{}
 	if err := proto.Unmarshal(resp, r); err != nil {
