@@ -325,10 +325,17 @@ func detectOf(id int64) int64 {
 // through ReconcileService and returns its id and discrepancies.
 func (p *platform) reconcileRun(detect int64) (string, []*fitnessv1.Discrepancy) {
 	p.t.Helper()
+	return p.scopedRun(&fitnessv1.ReconcileScope{DetectId: detect})
+}
+
+// scopedRun runs a CONTENT reconciliation of scope to its end, fails the
+// test unless it SUCCEEDED, and returns the run and its discrepancies.
+func (p *platform) scopedRun(scope *fitnessv1.ReconcileScope) (string, []*fitnessv1.Discrepancy) {
+	p.t.Helper()
 	started, err := p.Reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
+		Scope: scope, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
 	if err != nil {
-		p.t.Fatalf("start reconciliation of %d: %v", detect, err)
+		p.t.Fatalf("start reconciliation of %v: %v", scope, err)
 	}
 	id := started.GetRun().GetRunId()
 	var run *fitnessv1.ReconciliationRun
@@ -338,11 +345,14 @@ func (p *platform) reconcileRun(detect int64) (string, []*fitnessv1.Discrepancy)
 			p.t.Fatal(err)
 		}
 		run = got.GetRun()
-		s := run.GetState()
-		return s == fitnessv1.RunState_RUN_STATE_SUCCEEDED || s == fitnessv1.RunState_RUN_STATE_FAILED
+		switch run.GetState() {
+		case fitnessv1.RunState_RUN_STATE_SUCCEEDED, fitnessv1.RunState_RUN_STATE_FAILED, fitnessv1.RunState_RUN_STATE_BOUNDARY_NOT_REACHED:
+			return true
+		}
+		return false
 	})
 	if run.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
-		p.t.Fatalf("reconciliation of %d: %s %s", detect, run.GetState(), run.GetErrorMessage())
+		p.t.Fatalf("reconciliation of %v: %s %s %s", scope, run.GetState(), run.GetErrorMessage(), run.GetMessage())
 	}
 	return p.discrepancies(id)
 }

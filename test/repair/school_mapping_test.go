@@ -46,7 +46,7 @@ func TestSchoolMappingDefectIsRebuiltNeverRemoved(t *testing.T) {
 	var school8Run string
 	var school8 []*fitnessv1.Discrepancy
 	for _, s := range []int64{other, school} {
-		run, found := p.scopedRun(detect, s)
+		run, found := p.scopedRun(&fitnessv1.ReconcileScope{DetectId: detect, SchoolId: s})
 		if len(found) != 1 || found[0].GetDataId() != bad || found[0].GetClass() != fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_CONTENT_MISMATCH {
 			t.Fatalf("school-%d run: %v, want record %d CONTENT_MISMATCH alone", s, classes(found), bad)
 		}
@@ -87,32 +87,6 @@ func TestSchoolMappingDefectIsRebuiltNeverRemoved(t *testing.T) {
 	if _, again := p.reconcileRun(detect); len(again) != 0 {
 		t.Errorf("campaign %d after the rebuild: %d discrepancies: %v", detect, len(again), classes(again))
 	}
-}
-
-// scopedRun runs a CONTENT reconciliation of one school of a campaign to
-// its end and returns the run and its discrepancies.
-func (p *platform) scopedRun(detect, school int64) (string, []*fitnessv1.Discrepancy) {
-	p.t.Helper()
-	started, err := p.Reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: detect, SchoolId: school}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		p.t.Fatalf("start reconciliation of school %d of %d: %v", school, detect, err)
-	}
-	id := started.GetRun().GetRunId()
-	var run *fitnessv1.ReconciliationRun
-	p.WaitFor("reconciliation run "+id, 60*time.Second, func() bool {
-		got, err := p.Reconcile.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		run = got.GetRun()
-		return run.GetState() == fitnessv1.RunState_RUN_STATE_SUCCEEDED || run.GetState() == fitnessv1.RunState_RUN_STATE_FAILED ||
-			run.GetState() == fitnessv1.RunState_RUN_STATE_BOUNDARY_NOT_REACHED
-	})
-	if run.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
-		p.t.Fatalf("reconciliation of school %d of %d: %s %s", school, detect, run.GetState(), run.GetErrorMessage())
-	}
-	return p.discrepancies(id)
 }
 
 // schoolOf is the school the projection's current state shows a record under
