@@ -502,6 +502,12 @@ func TestEveryGatewayRoute(t *testing.T) {
 	if want := map[int64]string{lost: "DISCREPANCY_CLASS_MISSING_IN_TARGET", stray: "DISCREPANCY_CLASS_UNEXPECTED_TARGET_RECORD"}; fmt.Sprint(classes) != fmt.Sprint(want) {
 		t.Errorf("ListDiscrepancies = %v; want %v", classes, want)
 	}
+	// The schedule lists what the scheduler has seen: nothing before its
+	// first cycle (an interval after start-up), as a page with no token.
+	got = c.ok("fitness.v1.ReconcileService.ListCampaigns", viewer, "GET", "/v1/reconciliation-campaigns?page_size=10", nil)
+	if str(got["nextPageToken"]) != "" {
+		t.Errorf("ListCampaigns = %v; want one page", got)
+	}
 
 	// ---- RepairService: repairs ----
 	plan := c.ok("fitness.v1.RepairService.PlanRepair", operator, "POST", "/v1/repairs:plan", obj{"run_id": run})
