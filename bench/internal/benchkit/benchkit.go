@@ -163,7 +163,7 @@ func WaitServing(ctx context.Context, addr, service string, timeout time.Duratio
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s of %s not SERVING within %s (last: %v, %v)", service, addr, timeout, resp.GetStatus(), err)
+			return fmt.Errorf("%s of %s not SERVING within %s (last: %v): %w", service, addr, timeout, resp.GetStatus(), err)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
