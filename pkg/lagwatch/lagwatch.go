@@ -33,6 +33,7 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
 )
 
@@ -175,30 +176,21 @@ func (w *Watcher) effective(ctx context.Context, s Shard, pos map[int32]int64, n
 		}
 		top = max(top, at[p])
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT create_time, data_id, status FROM outbox_event
-		WHERE create_time > ? ORDER BY create_time LIMIT ?`, time.UnixMilli(from).UTC(), ScanCap)
+	var last, found time.Time
+	read, err := outbox.CommitsAfter(ctx, s.DB, time.UnixMilli(from).UTC(), ScanCap, func(d outbox.Delivery) bool {
+		last = d.Created
+		if d.Status == outbox.StatusSent && last.UnixMilli() > at[pulsarbus.DataIDPartition(d.DataID, n)] {
+			// The oldest event not applied in its partition.
+			found = last.Add(-time.Millisecond)
+			return false
+		}
+		return true
+	})
 	if err != nil {
 		return time.Time{}, fmt.Errorf("reading the outbox of %s after the partitions' positions: %w", s.ID, err)
 	}
-	defer rows.Close()
-	var last time.Time
-	read := 0
-	for rows.Next() {
-		var created time.Time
-		var id int64
-		var status string
-		if err := rows.Scan(&created, &id, &status); err != nil {
-			return time.Time{}, fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
-		}
-		read++
-		last = created.UTC()
-		if status == "SENT" && last.UnixMilli() > at[pulsarbus.DataIDPartition(id, n)] {
-			// The oldest event not applied in its partition.
-			return last.Add(-time.Millisecond), rows.Close()
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return time.Time{}, fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+	if !found.IsZero() {
+		return found, nil
 	}
 	if read == ScanCap {
 		return last, nil
@@ -237,21 +229,17 @@ func (w *Watcher) Lags(ctx context.Context) ([]Lag, error) {
 	var errs []error
 	for _, s := range w.shards {
 		l := Lag{ShardID: s.ID, Applied: applied[s.ID]}
-		var oldest sql.NullTime
 		from := l.Applied
 		if from.IsZero() {
 			from = time.Unix(0, 0).UTC() // nothing applied: every event is pending (a DATETIME cannot hold year 1)
 		}
 		// The index range after the position, in commit order, capped.
-		err := s.DB.QueryRowContext(ctx, `SELECT MIN(create_time), COUNT(*) FROM
-			(SELECT create_time FROM outbox_event WHERE create_time > ? ORDER BY create_time LIMIT ?) pending`,
-			from, PendingCap).Scan(&oldest, &l.Pending)
-		if err != nil {
+		var err error
+		if l.Oldest, l.Pending, err = outbox.Pending(ctx, s.DB, from, PendingCap); err != nil {
 			errs = append(errs, fmt.Errorf("reading the outbox of %s after the applied position: %w", s.ID, err))
 			continue
 		}
-		if oldest.Valid {
-			l.Oldest = oldest.Time.UTC()
+		if !l.Oldest.IsZero() {
 			l.Seconds = max(0, now.Sub(l.Oldest).Seconds())
 		}
 		out = append(out, l)

@@ -7,8 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 )
 
 // Status values of an outbox row.
@@ -195,7 +196,7 @@ func (r *Repo) ClaimBatch(ctx context.Context, spec ClaimSpec) (Claim, error) {
 			args = append(args, x.ID)
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'PROCESSING', claim_token = ?, due_time = ? WHERE id IN ("+
-			placeholders(len(c.Rows))+")", args...); err != nil {
+			mysqldb.Placeholders(len(c.Rows))+")", args...); err != nil {
 			return Claim{}, fmt.Errorf("marking claimed rows on %s: %w", r.shardID, err)
 		}
 	}
@@ -231,10 +232,6 @@ func claimStatus(ctx context.Context, tx *sql.Tx, status string, now time.Time, 
 	return out, rows.Err()
 }
 
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
-}
-
 // MarkSent records that the broker acknowledged the rows ids of claim token.
 // Rows whose token no longer matches (their lease expired and another
 // claimant took them) are left alone; it returns how many rows it marked.
@@ -249,7 +246,7 @@ func (r *Repo) MarkSent(ctx context.Context, token string, ids []int64) (int64, 
 	}
 	// due_time of a SENT row is its sent time, so that purging walks (status, due_time).
 	res, err := r.db.ExecContext(ctx, "UPDATE outbox_event SET status = 'SENT', sent_time = ?, due_time = ?, claim_token = NULL, last_error = NULL "+
-		"WHERE claim_token = ? AND id IN ("+placeholders(len(ids))+")", args...)
+		"WHERE claim_token = ? AND id IN ("+mysqldb.Placeholders(len(ids))+")", args...)
 	if err != nil {
 		return 0, fmt.Errorf("marking %d rows SENT on %s: %w", len(ids), r.shardID, err)
 	}
@@ -275,7 +272,7 @@ func (r *Repo) MarkFailed(ctx context.Context, token string, ids []int64, cause 
 		cause = cause[:1000]
 	}
 	now := r.clock()
-	in := placeholders(len(ids))
+	in := mysqldb.Placeholders(len(ids))
 	idArgs := make([]any, 0, len(ids))
 	for _, id := range ids {
 		idArgs = append(idArgs, id)
@@ -396,7 +393,7 @@ func (r *Repo) ReplayParked(ctx context.Context, ids []int64, dataID int64, limi
 	q := "SELECT id FROM outbox_event WHERE status = 'PARKED'"
 	var args []any
 	if len(ids) > 0 {
-		q += " AND id IN (" + placeholders(len(ids)) + ")"
+		q += " AND id IN (" + mysqldb.Placeholders(len(ids)) + ")"
 		for _, id := range ids {
 			args = append(args, id)
 		}
@@ -432,7 +429,7 @@ func (r *Repo) ReplayParked(ctx context.Context, ids []int64, dataID int64, limi
 		args = append(args, id)
 	}
 	if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'NEW', attempts = 0, due_time = ?, claim_token = NULL "+
-		"WHERE status = 'PARKED' AND id IN ("+placeholders(len(picked))+")", args...); err != nil {
+		"WHERE status = 'PARKED' AND id IN ("+mysqldb.Placeholders(len(picked))+")", args...); err != nil {
 		return nil, fmt.Errorf("replaying parked rows on %s: %w", r.shardID, err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 )
@@ -458,7 +459,7 @@ func (r *run) readIDs(ctx context.Context, ids []int64) ([]chstore.Row, error) {
 	var out []chstore.Row
 	for c := 0; c < len(ids); c += 500 {
 		chunk := ids[c:min(c+500, len(ids))]
-		in := strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")
+		in := mysqldb.Placeholders(len(chunk))
 		cargs := append([]any{}, args...)
 		for _, id := range chunk {
 			cargs = append(cargs, id)

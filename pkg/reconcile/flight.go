@@ -2,7 +2,6 @@ package reconcile
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/lagwatch"
+	"github.com/resultsync/resultsync/pkg/outbox"
 )
 
 // Flight is the evidence that tells delay from wrong data: what each shard
@@ -57,14 +57,11 @@ func (f *OutboxFlight) Positions(ctx context.Context) (map[string]time.Time, map
 	}
 	newest := map[string]time.Time{}
 	for _, s := range f.shards {
-		var t sql.NullTime
-		if err := s.DB.QueryRowContext(ctx, "SELECT MAX(create_time) FROM outbox_event").Scan(&t); err != nil {
-			return nil, nil, fmt.Errorf("reading the newest outbox commit of %s: %w", s.ID, err)
+		t, err := outbox.NewestCommit(ctx, s.DB)
+		if err != nil {
+			return nil, nil, fmt.Errorf("shard %s: %w", s.ID, err)
 		}
-		newest[s.ID] = time.Time{}
-		if t.Valid {
-			newest[s.ID] = t.Time.UTC()
-		}
+		newest[s.ID] = t
 	}
 	return newest, applied, nil
 }
@@ -77,7 +74,7 @@ func (f *OutboxFlight) InFlight(ctx context.Context, versions map[int64]int64, a
 	if len(versions) == 0 {
 		return out, nil
 	}
-	events := make([]any, 0, len(versions))
+	events := make([]string, 0, len(versions))
 	for id, v := range versions {
 		events = append(events, canonical.EventID(id, v))
 	}
@@ -92,25 +89,15 @@ func (f *OutboxFlight) InFlight(ctx context.Context, versions map[int64]int64, a
 	return out, nil
 }
 
-func (f *OutboxFlight) inFlight(ctx context.Context, s lagwatch.Shard, events []any, applied time.Time, out map[int64]string) error {
-	rows, err := s.DB.QueryContext(ctx, "SELECT data_id, status, create_time FROM outbox_event WHERE event_id IN ("+inList(len(events))+")", events...)
+func (f *OutboxFlight) inFlight(ctx context.Context, s lagwatch.Shard, events []string, applied time.Time, out map[int64]string) error {
+	ds, err := outbox.DeliveriesByEventID(ctx, s.DB, events)
 	if err != nil {
-		return fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+		return fmt.Errorf("shard %s: %w", s.ID, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var status string
-		var created time.Time
-		if err := rows.Scan(&id, &status, &created); err != nil {
-			return fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
+	for _, d := range ds {
+		if d.Status != outbox.StatusSent || d.Created.After(applied) {
+			out[d.DataID] = s.ID
 		}
-		if status != "SENT" || created.After(applied) {
-			out[id] = s.ID
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("reading the outbox of %s: %w", s.ID, err)
 	}
 	return nil
 }

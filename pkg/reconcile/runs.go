@@ -8,8 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 )
 
 // Run states (values of fitness.v1.RunState).
@@ -277,7 +278,6 @@ func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID 
 		}
 		return true, r.Version, r.Deleted, r.Canonical
 	}
-	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	// Ids: a random prefix per call and a sequence, so a batch appends to
 	// the unique index instead of scattering over it.
 	prefix := newID()[:16]
@@ -291,7 +291,7 @@ func (s *RunStore) AddDiscrepancies(ctx context.Context, runID string, detectID 
 		}
 		if _, err := s.db.ExecContext(ctx, `INSERT INTO discrepancy (discrepancy_id, run_id, class, data_id, detect_id,
 			src_present, src_version, src_deleted, src_canonical, dst_present, dst_version, dst_deleted, dst_canonical, create_time)
-			VALUES `+strings.TrimSuffix(strings.Repeat(row+",", len(chunk)), ","), args...); err != nil {
+			VALUES `+mysqldb.Rows(len(chunk), 14), args...); err != nil {
 			return fmt.Errorf("storing %d discrepancies (data ids %d-%d): %w", len(chunk), chunk[0].DataID, chunk[len(chunk)-1].DataID, err)
 		}
 	}
@@ -370,7 +370,7 @@ func (s *RunStore) MarkResolved(ctx context.Context, ids []string) (int64, error
 			args[j] = id
 		}
 		res, err := s.db.ExecContext(ctx, "UPDATE discrepancy SET resolved = 1, resolve_time = ?, resolution = ? WHERE resolved = 0 AND discrepancy_id IN ("+
-			inList(len(chunk))+")", append([]any{time.Now().UTC(), ResolutionRepair}, args...)...)
+			mysqldb.Placeholders(len(chunk))+")", append([]any{time.Now().UTC(), ResolutionRepair}, args...)...)
 		if err != nil {
 			return n, fmt.Errorf("marking %d discrepancies resolved: %w", len(chunk), err)
 		}
@@ -409,7 +409,7 @@ func (s *RunStore) UnresolvedKeys(ctx context.Context, detectID int64, classes [
 		args = append(args, c)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT data_id FROM discrepancy WHERE detect_id = ? AND resolved = 0 AND data_id > ?
-		AND create_time < ? AND class IN (`+inList(len(classes))+`) ORDER BY data_id LIMIT ?`, append(args, limit)...)
+		AND create_time < ? AND class IN (`+mysqldb.Placeholders(len(classes))+`) ORDER BY data_id LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("reading unresolved discrepancies of campaign %d: %w", detectID, err)
 	}
@@ -441,7 +441,7 @@ func (s *RunStore) ResolveKeys(ctx context.Context, runID string, detectID int64
 			args = append(args, id)
 		}
 		res, err := s.db.ExecContext(ctx, `UPDATE discrepancy SET resolved = 1, resolved_by_run = ?, resolve_time = ?, resolution = ?
-			WHERE detect_id = ? AND resolved = 0 AND create_time < ? AND class IN (`+inList(len(classes))+`) AND data_id IN (`+inList(len(chunk))+`)`, args...)
+			WHERE detect_id = ? AND resolved = 0 AND create_time < ? AND class IN (`+mysqldb.Placeholders(len(classes))+`) AND data_id IN (`+mysqldb.Placeholders(len(chunk))+`)`, args...)
 		if err != nil {
 			return n, fmt.Errorf("resolving the discrepancies of %d records: %w", len(chunk), err)
 		}

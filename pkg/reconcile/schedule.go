@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 )
 
 // SchedulerCreatedBy is the requester recorded on the runs the scheduler
@@ -220,7 +222,7 @@ func (s *ScheduleStore) See(ctx context.Context, ids []int64) error {
 			args = append(args, id, now)
 		}
 		if _, err := s.db.ExecContext(ctx, "INSERT IGNORE INTO reconcile_schedule (detect_id, first_seen_time) VALUES "+
-			strings.TrimSuffix(strings.Repeat("(?, ?),", len(chunk)), ","), args...); err != nil {
+			mysqldb.Rows(len(chunk), 2), args...); err != nil {
 			return fmt.Errorf("recording %d campaigns in the schedule: %w", len(chunk), err)
 		}
 	}
@@ -303,7 +305,7 @@ func (s *ScheduleStore) checked(ctx context.Context, detectID int64, buckets []i
 			args = append(args, detectID, b, t)
 		}
 		if _, err := s.db.ExecContext(ctx, "INSERT INTO reconcile_bucket_check (detect_id, bucket, check_time) VALUES "+
-			strings.TrimSuffix(strings.Repeat("(?, ?, ?),", len(chunk)), ",")+
+			mysqldb.Rows(len(chunk), 3)+
 			" ON DUPLICATE KEY UPDATE check_time = GREATEST(check_time, VALUES(check_time))", args...); err != nil {
 			return fmt.Errorf("recording %d checked buckets of campaign %d: %w", len(chunk), detectID, err)
 		}

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/outbox"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/shard"
@@ -95,7 +95,7 @@ func (r *Replayer) replayPart(ctx context.Context, db *sql.DB, shardID string, i
 		return err
 	}
 	now := r.clock()
-	var rearm []any
+	var rearm []int64
 	for _, id := range ids {
 		ev, ok := events[id]
 		if !ok {
@@ -128,13 +128,9 @@ func (r *Replayer) replayPart(ctx context.Context, db *sql.DB, shardID string, i
 		}
 		outcomes[id] = o
 	}
-	if len(rearm) > 0 {
-		// What rearm does for one row, for all of them.
-		args := append([]any{now}, rearm...)
-		if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'NEW', attempts = 0, due_time = ?, claim_token = NULL, sent_time = NULL "+
-			"WHERE id IN ("+placeholders(len(rearm))+") AND status <> 'PROCESSING'", args...); err != nil {
-			return fmt.Errorf("re-arming %d outbox rows on %s: %w", len(rearm), shardID, err)
-		}
+	// What rearm does for one row, for all of them.
+	if err := outbox.Rearm(ctx, tx, rearm, now); err != nil {
+		return fmt.Errorf("replaying %d records on %s: %w", len(ids), shardID, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("committing the replay of %d records on %s: %w", len(ids), shardID, err)
@@ -179,7 +175,7 @@ func readEvents(ctx context.Context, tx *sql.Tx, shardID string, ids []int64, lo
 		}
 	}
 	events := make(map[int64]*fitnessv1.FitnessResultChanged, len(cur))
-	eventIDs := make([]any, 0, len(cur))
+	eventIDs := make([]string, 0, len(cur))
 	for _, id := range ids {
 		if rec, ok := cur[id]; ok {
 			ev := resultstore.Event(rec)
@@ -202,7 +198,7 @@ func readRows(ctx context.Context, tx *sql.Tx, shardID, table string, ids []int6
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+resultstore.ResultColumns+" FROM "+table+" WHERE data_id IN ("+placeholders(len(ids))+
+	rows, err := tx.QueryContext(ctx, "SELECT "+resultstore.ResultColumns+" FROM "+table+" WHERE data_id IN ("+mysqldb.Placeholders(len(ids))+
 		") ORDER BY data_id"+forUpdate(lock), args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading %d records in %s on %s: %w", len(ids), table, shardID, err)
@@ -239,37 +235,17 @@ type outboxRow struct {
 }
 
 // outboxRows reads (with lock, locks) the outbox rows of the event ids, by
-// event id.
-func outboxRows(ctx context.Context, tx *sql.Tx, eventIDs []any, lock bool) (map[string]outboxRow, error) {
-	out := make(map[string]outboxRow, len(eventIDs))
-	if len(eventIDs) == 0 {
-		return out, nil
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, event_id, status, payload FROM outbox_event WHERE event_id IN ("+
-		placeholders(len(eventIDs))+") ORDER BY event_id"+forUpdate(lock), eventIDs...)
+// event id, their payloads decoded.
+func outboxRows(ctx context.Context, tx *sql.Tx, eventIDs []string, lock bool) (map[string]outboxRow, error) {
+	stored, err := outbox.StoredByEventID(ctx, tx, eventIDs, lock)
 	if err != nil {
-		return nil, fmt.Errorf("reading the outbox rows: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var row outboxRow
-		var eventID string
-		var payload []byte
-		if err := rows.Scan(&row.id, &eventID, &row.status, &payload); err != nil {
-			return nil, fmt.Errorf("reading the outbox rows: %w", err)
-		}
-		row.event, row.decodeErr = outbox.Decode(payload)
+	out := make(map[string]outboxRow, len(stored))
+	for eventID, st := range stored {
+		row := outboxRow{id: st.ID, status: st.Status}
+		row.event, row.decodeErr = outbox.Decode(st.Payload)
 		out[eventID] = row
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("reading the outbox rows: %w", err)
-	}
 	return out, nil
-}
-
-func placeholders(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return strings.Repeat("?, ", n-1) + "?"
 }

@@ -5,8 +5,9 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"strings"
 	"time"
+
+	"github.com/resultsync/resultsync/pkg/mysqldb"
 )
 
 // purgeBatch bounds the rows one purge statement removes (and locks).
@@ -43,7 +44,7 @@ func Purge(ctx context.Context, db *sql.DB, olderThan time.Time) (int64, error) 
 		}
 		// The predicate is checked again on the locked row.
 		res, err := db.ExecContext(ctx, "DELETE FROM fitness_result WHERE is_deleted = 1 AND update_time < ? AND data_id IN ("+
-			strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+")", args...)
+			mysqldb.Placeholders(len(ids))+")", args...)
 		if err != nil {
 			return total, fmt.Errorf("purging %d tombstones after data_id %d: %w", len(ids), after, err)
 		}

@@ -135,12 +135,12 @@ func lockDeletionRecord(ctx context.Context, tx *sql.Tx, shardID string, dataID 
 
 // rearm makes the outbox row of ev deliverable again, or writes it anew.
 func rearm(ctx context.Context, tx *sql.Tx, ev *fitnessv1.FitnessResultChanged, now time.Time) error {
-	var id int64
-	var status string
-	var payload []byte
-	err := tx.QueryRowContext(ctx, "SELECT id, status, payload FROM outbox_event WHERE event_id = ? FOR UPDATE", ev.GetEventId()).
-		Scan(&id, &status, &payload)
-	if errors.Is(err, sql.ErrNoRows) {
+	rows, err := outbox.StoredByEventID(ctx, tx, []string{ev.GetEventId()}, true)
+	if err != nil {
+		return err
+	}
+	row, ok := rows[ev.GetEventId()]
+	if !ok {
 		// The write path's own statement and encoding: the same bytes.
 		q, args, err := outbox.Insert(ev, now)
 		if err != nil {
@@ -151,10 +151,8 @@ func rearm(ctx context.Context, tx *sql.Tx, ev *fitnessv1.FitnessResultChanged, 
 		}
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("reading the outbox row: %w", err)
-	}
-	stored, err := outbox.Decode(payload)
+	id, status := row.ID, row.Status
+	stored, err := outbox.Decode(row.Payload)
 	if err != nil {
 		return fmt.Errorf("outbox row %d: %w: %w", id, ErrPayloadMismatch, err)
 	}
@@ -164,12 +162,5 @@ func rearm(ctx context.Context, tx *sql.Tx, ev *fitnessv1.FitnessResultChanged, 
 	if status == outbox.StatusProcessing {
 		return nil // being delivered: its claim token is its claimant's
 	}
-	// What Claim selects (status NEW, due_time <= now) and what a fresh row
-	// holds: no claim, no attempts, not sent. last_error is kept, as
-	// outbox.Repo.ReplayParked keeps it.
-	if _, err := tx.ExecContext(ctx, "UPDATE outbox_event SET status = 'NEW', attempts = 0, due_time = ?, claim_token = NULL, sent_time = NULL "+
-		"WHERE id = ? AND status <> 'PROCESSING'", now, id); err != nil {
-		return fmt.Errorf("re-arming outbox row %d: %w", id, err)
-	}
-	return nil
+	return outbox.Rearm(ctx, tx, []int64{id}, now)
 }
