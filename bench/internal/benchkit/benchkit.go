@@ -5,6 +5,7 @@
 package benchkit
 
 import (
+	"errors"
 	"context"
 	"database/sql"
 	"fmt"
@@ -163,7 +164,7 @@ func WaitServing(ctx context.Context, addr, service string, timeout time.Duratio
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s of %s not SERVING within %s (last: %v): %w", service, addr, timeout, resp.GetStatus(), err)
+			return fmt.Errorf("%s of %s not SERVING within %s (last: %v): %w", service, addr, timeout, resp.GetStatus(), errors.Join(ctx.Err(), err))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
