@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
 	"github.com/resultsync/resultsync/pkg/service/migratesvc"
@@ -330,22 +331,11 @@ func environment(t *testing.T, m *manifests, where string, c corev1.Container) m
 
 var envKey = regexp.MustCompile(`\(env (RS_[A-Z0-9_]+)\)`)
 
-// clearEnvironment unsets (for the test) every RS_ variable of the process,
-// so that the loaders see only what a test sets.
-func clearEnvironment(t *testing.T) {
-	t.Helper()
-	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "RS_") {
-			t.Setenv(k, "")
-		}
-	}
-}
-
 // requiredKeys returns the environment keys a server's loader requires in
 // the production profile: those it names as missing with nothing set.
 func requiredKeys(t *testing.T, load func([]string) error) []string {
 	t.Helper()
-	clearEnvironment(t)
+	configtest.ClearEnv(t)
 	err := load(nil)
 	if err == nil {
 		t.Fatal("the production profile loaded with no setting at all")
@@ -482,7 +472,7 @@ func checkServer(t *testing.T, m *manifests, d *appsv1.Deployment, load func([]s
 	}
 	// The server's own loader accepts the configuration the manifests give
 	// it, in the production profile.
-	clearEnvironment(t)
+	configtest.ClearEnv(t)
 	if _, ok := env["RS_PROFILE"]; ok {
 		t.Error("RS_PROFILE is set: the manifests run the production profile")
 	}

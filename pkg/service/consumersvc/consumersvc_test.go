@@ -17,6 +17,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/schema"
@@ -31,43 +32,17 @@ const (
 )
 
 func TestLoad(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want []string // every one appears in the error; none: no error
-	}{
-		{name: "local profile", args: []string{"--profile=local"}},
-		{name: "nothing set", want: []string{"--pulsar-url", "--clickhouse-addr", "--auth-tokens"}},
-		{name: "impossible values", args: []string{"--profile=local", "--epoch=70000", "--probe-interval=1ms",
+	configtest.Load(t, consumersvc.Load, []configtest.Case{
+		{Name: "local profile", Args: []string{"--profile=local"}},
+		{Name: "nothing set", WantErr: []string{"--pulsar-url", "--clickhouse-addr", "--auth-tokens"}},
+		{Name: "impossible values", Args: []string{"--profile=local", "--epoch=70000", "--probe-interval=1ms",
 			"--pulsar-url=http://x", "--clickhouse-addr=nohost", "--batch-size=0"},
-			want: []string{"epoch must be 0-65535", "probe-interval", "pulsar-url", "clickhouse-addr", "batch size"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range []string{"RS_PROFILE", "RS_PULSAR_URL", "RS_CH_ADDR", "RS_AUTH_TOKENS", "RS_CONSUMER_EPOCH",
-				"RS_CONSUMER_BATCH_SIZE", "RS_CONSUMER_PROBE_INTERVAL"} {
-				t.Setenv(k, "")
-			}
-			cfg, err := consumersvc.Load(tc.args)
-			if len(tc.want) == 0 {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if cfg.ProbeInterval != 2*time.Second || cfg.Subscription != "clickhouse-projection" {
-					t.Errorf("defaults: probe %s, subscription %q", cfg.ProbeInterval, cfg.Subscription)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatal("Load accepted the settings")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error does not name %q:\n%v", w, err)
-				}
-			}
-		})
-	}
+			WantErr: []string{"epoch must be 0-65535", "probe-interval", "pulsar-url", "clickhouse-addr", "batch size"}},
+	}, func(t *testing.T, cfg consumersvc.Config) {
+		if cfg.ProbeInterval != 2*time.Second || cfg.Subscription != "clickhouse-projection" {
+			t.Errorf("defaults: probe %s, subscription %q", cfg.ProbeInterval, cfg.Subscription)
+		}
+	})
 }
 
 // env is a fresh projection database and topic, a producer of the topic,

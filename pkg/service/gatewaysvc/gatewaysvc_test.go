@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,53 +24,18 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
+	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
 )
 
-// clearEnv hides every resultsync setting of the environment from the test.
-func clearEnv(t *testing.T) {
-	for _, e := range os.Environ() {
-		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "RS_") {
-			t.Setenv(k, "")
-		}
-	}
-}
-
 func TestLoad(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr []string
-	}{
-		{name: "production without tokens", args: []string{"--grpc-addr=127.0.0.1:0"}, wantErr: []string{"--auth-tokens"}},
-		{name: "every bad address at once",
-			args:    []string{"--profile=local", "--api-addr=x", "--relay-addr=y", "--repair-addr=", "--openapi-file="},
-			wantErr: []string{"api-addr", "relay-addr", "repair-addr", "openapi-file"}},
-		{name: "local profile", args: []string{"--profile=local"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			clearEnv(t)
-			cfg, err := gatewaysvc.Load(tc.args)
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("Load = %v", err)
-				}
-				if err := cfg.Validate(); err != nil {
-					t.Errorf("Validate of a loaded config = %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Load(%q) succeeded; want an error naming %q", tc.args, tc.wantErr)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not name %q:\n%v", want, err)
-				}
-			}
-		})
-	}
+	configtest.Load(t, gatewaysvc.Load, []configtest.Case{
+		{Name: "production without tokens", Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--auth-tokens"}},
+		{Name: "every bad address at once",
+			Args:    []string{"--profile=local", "--api-addr=x", "--relay-addr=y", "--repair-addr=", "--openapi-file="},
+			WantErr: []string{"api-addr", "relay-addr", "repair-addr", "openapi-file"}},
+		{Name: "local profile", Args: []string{"--profile=local"}},
+	}, nil)
 }
 
 // results is a stand-in ResultService backend that echoes the caller's
@@ -167,7 +131,7 @@ func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clearEnv(t)
+	configtest.ClearEnv(t)
 	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
 		"--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi,
 		"--results-addr=" + resultsAddr, "--relay-addr=" + deadAddr(t), "--consumer-addr=" + deadAddr(t),
@@ -266,7 +230,7 @@ func TestStreamErrorWithAnUnknownDetailType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clearEnv(t)
+	configtest.ClearEnv(t)
 	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
 		"--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi, "--results-addr=" + addr, "--relay-addr=" + addr,
 		"--consumer-addr=" + addr, "--reconcile-addr=" + addr, "--repair-addr=" + addr})

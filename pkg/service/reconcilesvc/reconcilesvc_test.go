@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/schema"
@@ -33,61 +33,23 @@ const (
 	notServing = healthpb.HealthCheckResponse_NOT_SERVING
 )
 
-// clearEnv hides every resultsync setting of the environment from the test.
-func clearEnv(t *testing.T) {
-	for _, e := range os.Environ() {
-		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "RS_") {
-			t.Setenv(k, "")
-		}
-	}
-}
-
 func TestLoad(t *testing.T) {
 	const pw = "Sup3rSecretPw"
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr []string
-	}{
-		{name: "production without settings names every missing one",
-			args: []string{"--grpc-addr=127.0.0.1:0"}, wantErr: []string{"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"}},
-		{name: "missing and invalid settings at once",
-			args: []string{"--control-dsn=u:" + pw + "@tcp(127.0.0.1:1)/c", "--clickhouse-addr=nonsense", "--buckets=0",
+	configtest.Load(t, reconcilesvc.Load, []configtest.Case{
+		{Name: "production without settings names every missing one",
+			Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"}},
+		{Name: "missing and invalid settings at once",
+			Args: []string{"--control-dsn=u:" + pw + "@tcp(127.0.0.1:1)/c", "--clickhouse-addr=nonsense", "--buckets=0",
 				"--grace=-1s", "--max-boundary-retries=-1", "--shutdown-grace=0s"},
-			wantErr: []string{"--shards", "--auth-tokens", "clickhouse-addr", "buckets", "grace", "max-boundary-retries", "shutdown-grace"}},
-		{name: "an unparsable control DSN is refused without printing it",
-			args: []string{"--profile=local", "--control-dsn=" + pw + "@@nonsense"}, wantErr: []string{"control-dsn is not a valid DSN"}},
-		{name: "local profile applies the development stack", args: []string{"--profile=local"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			clearEnv(t)
-			cfg, err := reconcilesvc.Load(tc.args)
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("Load = %v", err)
-				}
-				if err := cfg.Validate(); err != nil {
-					t.Errorf("Validate of a loaded config = %v", err)
-				}
-				if cfg.Stores.Shards != config.DefaultShards || cfg.Stores.ControlDSN != config.DefaultControlDSN || cfg.Stores.CHAddr != config.DefaultClickHouseAddr {
-					t.Errorf("local profile did not apply the development stack: %+v", cfg.Runner)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Load(%q) succeeded; want an error naming %q", tc.args, tc.wantErr)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not name %q:\n%v", want, err)
-				}
-			}
-			if strings.Contains(err.Error(), pw) {
-				t.Errorf("error prints a secret:\n%v", err)
-			}
-		})
-	}
+			WantErr: []string{"--shards", "--auth-tokens", "clickhouse-addr", "buckets", "grace", "max-boundary-retries", "shutdown-grace"}},
+		{Name: "an unparsable control DSN is refused without printing it",
+			Args: []string{"--profile=local", "--control-dsn=" + pw + "@@nonsense"}, WantErr: []string{"control-dsn is not a valid DSN"}},
+		{Name: "local profile applies the development stack", Args: []string{"--profile=local"}},
+	}, func(t *testing.T, cfg reconcilesvc.Config) {
+		if cfg.Stores.Shards != config.DefaultShards || cfg.Stores.ControlDSN != config.DefaultControlDSN || cfg.Stores.CHAddr != config.DefaultClickHouseAddr {
+			t.Errorf("local profile did not apply the development stack: %+v", cfg.Runner)
+		}
+	}, pw)
 }
 
 // env is a reconcile server's dependencies, each behind a proxy that can cut it.
@@ -192,7 +154,7 @@ func (e *env) startWith(t *testing.T, extra ...string) *running {
 	for i, s := range e.m.Shards {
 		shards = append(shards, s.ID+"="+via(t, s.DSN, e.shardPx[i].Addr()))
 	}
-	clearEnv(t)
+	configtest.ClearEnv(t)
 	cfg, err := reconcilesvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","),
 		"--control-dsn=" + via(t, e.control.DSN, e.ctlPx.Addr()),

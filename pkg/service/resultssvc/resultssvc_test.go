@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,69 +17,31 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/config"
+	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 )
 
-// clearEnv hides every resultsync setting of the environment from the test.
-func clearEnv(t *testing.T) {
-	for _, e := range os.Environ() {
-		if k, _, _ := strings.Cut(e, "="); strings.HasPrefix(k, "RS_") {
-			t.Setenv(k, "")
-		}
-	}
-}
-
 func TestLoad(t *testing.T) {
 	const pw = "Sup3rSecretPw"
-	tests := []struct {
-		name    string
-		args    []string
-		wantErr []string // every one in the error; none: Load succeeds
-	}{
-		{name: "production without settings names every missing one",
-			args: []string{"--grpc-addr=127.0.0.1:0"}, wantErr: []string{"--shards", "--auth-tokens"}},
-		{name: "missing and invalid settings at once",
-			args:    []string{"--grpc-addr=nonsense", "--max-conns-per-shard=0", "--log-level=loud"},
-			wantErr: []string{"--shards", "--auth-tokens", "grpc-addr", "max-conns-per-shard", "log level"}},
-		{name: "one shard is refused without printing its DSN",
-			args:    []string{"--auth-tokens=t" + pw + "=ops:admin", "--shards=shard-0=u:" + pw + "@tcp(127.0.0.1:1)/a"},
-			wantErr: []string{"at least two shards"}},
-		{name: "local profile applies the development stack",
-			args: []string{"--profile=local"}},
-		{name: "explicit settings",
-			args: []string{"--auth-tokens=" + auth.DevTokens, "--shards=a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b", "--max-conns-per-shard=3"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			clearEnv(t)
-			cfg, err := resultssvc.Load(tc.args)
-			if len(tc.wantErr) == 0 {
-				if err != nil {
-					t.Fatalf("Load = %v", err)
-				}
-				if err := cfg.Validate(); err != nil {
-					t.Errorf("Validate of a loaded config = %v", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Load(%q) succeeded; want an error naming %q", tc.args, tc.wantErr)
-			}
-			for _, want := range tc.wantErr {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error does not name %q:\n%v", want, err)
-				}
-			}
-			if strings.Contains(err.Error(), pw) {
-				t.Errorf("error prints a secret:\n%v", err)
-			}
-		})
-	}
+	configtest.Load(t, resultssvc.Load, []configtest.Case{
+		{Name: "production without settings names every missing one",
+			Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--shards", "--auth-tokens"}},
+		{Name: "missing and invalid settings at once",
+			Args:    []string{"--grpc-addr=nonsense", "--max-conns-per-shard=0", "--log-level=loud"},
+			WantErr: []string{"--shards", "--auth-tokens", "grpc-addr", "max-conns-per-shard", "log level"}},
+		{Name: "one shard is refused without printing its DSN",
+			Args:    []string{"--auth-tokens=t" + pw + "=ops:admin", "--shards=shard-0=u:" + pw + "@tcp(127.0.0.1:1)/a"},
+			WantErr: []string{"at least two shards"}},
+		{Name: "local profile applies the development stack",
+			Args: []string{"--profile=local"}},
+		{Name: "explicit settings",
+			Args: []string{"--auth-tokens=" + auth.DevTokens, "--shards=a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b", "--max-conns-per-shard=3"}},
+	}, nil, pw)
 	t.Run("local profile values", func(t *testing.T) {
-		clearEnv(t)
+		configtest.ClearEnv(t)
 		cfg, err := resultssvc.Load([]string{"--profile=local"})
 		if err != nil {
 			t.Fatal(err)
@@ -152,7 +113,7 @@ func TestServesAndHealthFollowsTheShards(t *testing.T) {
 		proxies = append(proxies, p)
 		shards = append(shards, id+"="+via(t, db.DSN, p.Addr()))
 	}
-	clearEnv(t)
+	configtest.ClearEnv(t)
 	cfg, err := resultssvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--shutdown-grace=1s",
 		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ",")})
 	if err != nil {
