@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 )
 
@@ -101,8 +102,8 @@ func (r Run) BehindShards() []string {
 	return out
 }
 
-// ErrRunNotFound is returned for an unknown run id.
-var ErrRunNotFound = errors.New("reconciliation run not found")
+// ErrRunNotFound is returned for an unknown run id (apierr.NotFound).
+var ErrRunNotFound = apierr.New(apierr.NotFound, "reconciliation run not found")
 
 // RunStore keeps runs and discrepancies in the control database.
 type RunStore struct {

@@ -6,7 +6,6 @@ package reconcileapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -84,13 +83,6 @@ func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
 	return p
 }
 
-func internal(err error) error {
-	if errors.Is(err, reconcile.ErrRunNotFound) {
-		return status.Error(codes.NotFound, err.Error())
-	}
-	return apierr.Status(err)
-}
-
 // StartReconciliationRun implements fitness.v1.ReconcileService.
 func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.StartReconciliationRunRequest) (*fitnessv1.StartReconciliationRunResponse, error) {
 	sc := req.GetScope()
@@ -106,7 +98,7 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 	}
 	ok, err := s.camps.CampaignExists(ctx, sc.GetDetectId())
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "campaign %d has no results on any shard", sc.GetDetectId())
@@ -117,13 +109,13 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 	}
 	release, err := s.runner.Admit()
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	r, err := s.store.Create(ctx, reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()},
 		reconcile.Depth(req.GetDepth()), req.GetSampleRate(), by)
 	if err != nil {
 		release()
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	// The run outlives this request: only the worker's end cancels it.
 	s.runner.Submit(context.WithoutCancel(ctx), r, release)
@@ -137,7 +129,7 @@ func (s *Service) GetReconciliationRun(ctx context.Context, req *fitnessv1.GetRe
 	}
 	r, err := s.store.Get(ctx, req.GetRunId())
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	return &fitnessv1.GetReconciliationRunResponse{Run: toProto(r)}, nil
 }
@@ -156,7 +148,7 @@ func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.Lis
 	}
 	runs, ids, err := s.store.List(ctx, req.GetDetectId(), before, size+1)
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	resp := &fitnessv1.ListReconciliationRunsResponse{}
 	if len(runs) > size {
@@ -180,7 +172,7 @@ func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRe
 	for {
 		r, err := s.store.Get(ctx, req.GetRunId())
 		if err != nil {
-			return internal(err)
+			return apierr.Status(err)
 		}
 		p := toProto(r)
 		if last == nil || last.GetState() != p.GetState() || last.GetBucketsDone() != p.GetBucketsDone() ||
@@ -222,12 +214,12 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	}
 	run, err := s.store.Get(ctx, req.GetRunId())
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	ds, err := s.store.ListDiscrepancies(ctx, req.GetRunId(), reconcile.DiscrepancyFilter{Class: reconcile.Class(req.GetClass()),
 		UnresolvedOnly: req.GetUnresolvedOnly()}, after, size+1)
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	resp := &fitnessv1.ListDiscrepanciesResponse{}
 	if len(ds) > size {
@@ -280,7 +272,7 @@ func (s *Service) ListCampaigns(ctx context.Context, req *fitnessv1.ListCampaign
 	}
 	cs, err := s.sched.List(ctx, s.buckets, after, size+1)
 	if err != nil {
-		return nil, internal(err)
+		return nil, apierr.Status(err)
 	}
 	resp := &fitnessv1.ListCampaignsResponse{}
 	if len(cs) > size {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
@@ -155,10 +156,10 @@ func TestCreateAfterACrashMidwayStartsClean(t *testing.T) {
 	if ids, err := e.store.runnable(ctx, repairSubject, "executor", 10); err != nil || len(ids) != 0 {
 		t.Fatalf("runnable after the crash = %v, %v; want none", ids, err)
 	}
-	if _, err := e.mgr.Approve(ctx, partial.ID, "alice", "x"); !errors.Is(err, ErrFailedPrecondition) {
+	if _, err := e.mgr.Approve(ctx, partial.ID, "alice", "x"); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Fatalf("approving a PLANNING repair = %v, want FAILED_PRECONDITION", err)
 	}
-	if _, _, err := e.mgr.Verify(ctx, partial.ID, "alice"); !errors.Is(err, ErrFailedPrecondition) {
+	if _, _, err := e.mgr.Verify(ctx, partial.ID, "alice"); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Fatalf("verifying a PLANNING repair = %v, want FAILED_PRECONDITION", err)
 	}
 

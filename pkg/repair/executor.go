@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/replay"
@@ -609,7 +610,7 @@ func refuseRemoval(dataID int64, shard string, rec reconcile.Record) error {
 	if rec.Deleted {
 		state = "deleted"
 	}
-	return preconditionf("record %d is held by the source (shard %s, version %d, %s, campaign %d, school %d): its projection rows are not removed; "+
+	return apierr.FailedPrecondition.Errorf("record %d is held by the source (shard %s, version %d, %s, campaign %d, school %d): its projection rows are not removed; "+
 		"reconcile again: a record on both sides with different fields is CONTENT_MISMATCH (a rebuild) or a version difference (a replay)",
 		dataID, shard, rec.Version, state, rec.DetectID, rec.SchoolID)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
 	"github.com/resultsync/resultsync/pkg/repair/repairtest"
@@ -93,19 +94,19 @@ func TestRemovalNeverDestroysASourceRecord(t *testing.T) {
 	wantHeld := func(what string, err error, id int64, shard string, version int64) {
 		t.Helper()
 		want := fmt.Sprintf("record %d is held by the source (shard %s, version %d, live, campaign %d, school %d)", id, shard, version, repairtest.DetectID, school7)
-		if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), want) {
+		if !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s = %v; want FAILED_PRECONDITION naming %q", what, err, want)
 		}
 	}
 	held := func(id int64) string {
 		return fmt.Sprintf("%s: record %d is held by the source (shard %s, version 1, live, campaign %d, school %d)",
-			repair.ErrFailedPrecondition, id, f.ShardOf(id), repairtest.DetectID, school7)
+			apierr.FailedPrecondition, id, f.ShardOf(id), repairtest.DetectID, school7)
 	}
 	wantHeld("CreateRepair removing a record the source holds", err, mapped, f.ShardOf(mapped), 1)
 	legacy7 := f.storedRun(t, reconcile.Scope{DetectID: repairtest.DetectID, SchoolID: school7},
 		reconcile.Discrepancy{Class: reconcile.MissingInTarget, DataID: mapped2, Source: &reconcile.Record{DataID: mapped2, Version: 2, Canonical: "stored"}})
 	_, err = f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: legacy7.ID}, RequestID: "legacy-7", Reason: "forced", By: "otto"})
-	if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), fmt.Sprintf("record %d, MISSING_IN_TARGET", mapped2)) ||
+	if !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), fmt.Sprintf("record %d, MISSING_IN_TARGET", mapped2)) ||
 		!strings.Contains(err.Error(), fmt.Sprintf("in the projection at version 2 under school %d", school8)) {
 		t.Errorf("CreateRepair replaying a record the projection holds under another school = %v; want FAILED_PRECONDITION naming it", err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 )
@@ -147,17 +148,17 @@ func (p Plan) ShardCounts() map[string]map[Action]int64 {
 // of every discrepancy, its owning shard, and for removals the projection
 // rows it would delete (their origins).
 //
-// An unknown run or repair is not found; a discrepancy not of the run is a
-// FieldError; one already resolved or in an active repair, a run not
-// finished, or nothing left to repair is ErrFailedPrecondition. A rebuild
-// epoch given and not above the floor is a FieldError.
+// An unknown run or repair is not found; a discrepancy not of the run is an
+// apierr.FieldError; one already resolved or in an active repair, a run not
+// finished, or nothing left to repair is apierr.FailedPrecondition. A rebuild
+// epoch given and not above the floor is an apierr.FieldError.
 func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 	run, err := m.runs.Get(ctx, sel.RunID)
 	if err != nil {
 		return Plan{}, err
 	}
 	if run.State != reconcile.StateSucceeded {
-		return Plan{}, preconditionf("run %s is %s; only a SUCCEEDED run's discrepancies can be repaired", run.ID, run.State)
+		return Plan{}, apierr.FailedPrecondition.Errorf("run %s is %s; only a SUCCEEDED run's discrepancies can be repaired", run.ID, run.State)
 	}
 	covered, err := m.store.Covered(ctx, run.ID)
 	if err != nil {
@@ -182,9 +183,9 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 			if c, ok := covered[d.ID]; ok {
 				if len(want) > 0 {
 					if c.Resolved {
-						return Plan{}, preconditionf("discrepancy %s was resolved by repair %s", d.ID, c.RepairID)
+						return Plan{}, apierr.FailedPrecondition.Errorf("discrepancy %s was resolved by repair %s", d.ID, c.RepairID)
 					}
-					return Plan{}, preconditionf("discrepancy %s is already in active repair %s", d.ID, c.RepairID)
+					return Plan{}, apierr.FailedPrecondition.Errorf("discrepancy %s is already in active repair %s", d.ID, c.RepairID)
 				}
 				p.Skipped++
 				continue
@@ -203,7 +204,7 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 	}
 	for id, i := range want {
 		if !found[id] {
-			return Plan{}, &FieldError{Field: fmt.Sprintf("discrepancy_ids[%d]", i), Description: fmt.Sprintf("%q is not a discrepancy of run %s", id, run.ID)}
+			return Plan{}, &apierr.FieldError{Field: fmt.Sprintf("discrepancy_ids[%d]", i), Description: fmt.Sprintf("%q is not a discrepancy of run %s", id, run.ID)}
 		}
 	}
 	active, err := m.store.ActiveRecords(ctx, dataIDs)
@@ -213,7 +214,7 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 	for _, d := range cands {
 		if r, busy := active[d.DataID]; busy {
 			if len(want) > 0 {
-				return Plan{}, preconditionf("record %d of discrepancy %s is already in active repair %s", d.DataID, d.ID, r)
+				return Plan{}, apierr.FailedPrecondition.Errorf("record %d of discrepancy %s is already in active repair %s", d.DataID, d.ID, r)
 			}
 			p.Skipped++
 			continue
@@ -229,7 +230,7 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 		p.Items = append(p.Items, it)
 	}
 	if len(p.Items) == 0 {
-		return Plan{}, preconditionf("nothing to repair in run %s: every discrepancy is resolved or in an active repair (%d)", run.ID, p.Skipped)
+		return Plan{}, apierr.FailedPrecondition.Errorf("nothing to repair in run %s: every discrepancy is resolved or in an active repair (%d)", run.ID, p.Skipped)
 	}
 	if err := m.checkIdentity(ctx, run.Scope, p.Items); err != nil {
 		return Plan{}, err
@@ -240,13 +241,13 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 			return Plan{}, err
 		}
 		if sel.RebuildEpoch != 0 && sel.RebuildEpoch <= int(p.EpochFloor) {
-			return Plan{}, &FieldError{Field: "rebuild_epoch", Description: fmt.Sprintf("must be greater than the current epoch floor %d", p.EpochFloor)}
+			return Plan{}, &apierr.FieldError{Field: "rebuild_epoch", Description: fmt.Sprintf("must be greater than the current epoch floor %d", p.EpochFloor)}
 		}
 	}
 	return p, nil
 }
 
-// checkIdentity refuses (ErrFailedPrecondition) a plan that would remove a
+// checkIdentity refuses (apierr.FailedPrecondition) a plan that would remove a
 // record the source holds, read by data_id without any scope, or replay a
 // record that a run scoped to a project or school saw missing while the
 // projection holds it in the campaign (under another project or school: at
@@ -276,7 +277,7 @@ func (m *Manager) checkIdentity(ctx context.Context, scope reconcile.Scope, item
 	}
 	for _, id := range missing {
 		if rec, ok := held[id]; ok {
-			return preconditionf("record %d, MISSING_IN_TARGET in the run's scope (project %d, school %d), is in the projection at version %d under school %d: "+
+			return apierr.FailedPrecondition.Errorf("record %d, MISSING_IN_TARGET in the run's scope (project %d, school %d), is in the projection at version %d under school %d: "+
 				"a record on both sides is not replayed; reconcile again (the comparison looks it up outside the scope)",
 				id, scope.ProjectID, scope.SchoolID, rec.Version, rec.SchoolID)
 		}
@@ -386,7 +387,7 @@ func (r CreateRequest) hash() string {
 // until the last one the repairs are PLANNING, never run. It is idempotent
 // by RequestID: the same request returns the repairs it created (in their
 // current state), after waiting for a concurrent call still storing them;
-// the id reused for a different request is ErrRequestReused and changes
+// the id reused for a different request is apierr.ErrRequestReused and changes
 // nothing. A request a crashed call left PLANNING (its lease expired) is
 // removed and planned again; Create also removes such requests of other ids.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, error) {
@@ -412,7 +413,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 		byAction[it.Action] = append(byAction[it.Action], it)
 	}
 	if len(byAction[ActionRebuild]) > 0 && req.RebuildEpoch == 0 {
-		return nil, &FieldError{Field: "rebuild_epoch", Description: fmt.Sprintf(
+		return nil, &apierr.FieldError{Field: "rebuild_epoch", Description: fmt.Sprintf(
 			"required: the selection has %d CONTENT_MISMATCH discrepancies, repaired by a rebuild at the fixed transformation's epoch (> %d)",
 			len(byAction[ActionRebuild]), p.EpochFloor)}
 	}
@@ -448,7 +449,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 const planningPoll = 100 * time.Millisecond
 
 // byRequest returns the repairs of a stored request with hash h (done), an
-// ErrRequestReused for a different hash, or nothing for a new request id.
+// apierr.ErrRequestReused for a different hash, or nothing for a new request id.
 // While another call is storing the request's items (PLANNING under a live
 // lease) it waits for that call; a request whose lease expired (a crashed
 // call) is removed and then reported as new.
@@ -459,7 +460,7 @@ func (m *Manager) byRequest(ctx context.Context, requestID, h string) ([]Repair,
 			return nil, false, err
 		}
 		if stored != h {
-			return nil, true, fmt.Errorf("%w: request_id %q", ErrRequestReused, requestID)
+			return nil, true, fmt.Errorf("%w: request_id %q", apierr.ErrRequestReused, requestID)
 		}
 		planning, expired, err := m.store.Planning(ctx, requestID)
 		if err != nil {
@@ -519,10 +520,10 @@ func (m *Manager) dropAbandoned(ctx context.Context) error {
 // checkApprover applies the approval rules shared by repairs and rebuilds.
 func (m *Manager) checkApprover(kind, id, state, requester, approver string) error {
 	if state != StateAwaitingApproval {
-		return preconditionf("%s %s is %s, not awaiting approval", kind, id, state)
+		return apierr.FailedPrecondition.Errorf("%s %s is %s, not awaiting approval", kind, id, state)
 	}
 	if approver == requester && !m.cfg.AllowSelfApproval {
-		return preconditionf("%s %s was requested by %s, who cannot approve it: another admin must (or run the server with --allow-self-approval)", kind, id, requester)
+		return apierr.FailedPrecondition.Errorf("%s %s was requested by %s, who cannot approve it: another admin must (or run the server with --allow-self-approval)", kind, id, requester)
 	}
 	return nil
 }
@@ -530,7 +531,7 @@ func (m *Manager) checkApprover(kind, id, state, requester, approver string) err
 // Approve approves a repair AWAITING_APPROVAL by approver (an admin: the
 // caller checks the role). A repair needing no approval, not awaiting it,
 // or approved by its requester (unless AllowSelfApproval) is
-// ErrFailedPrecondition; so is a REBUILD whose epoch no longer exceeds the
+// apierr.FailedPrecondition; so is a REBUILD whose epoch no longer exceeds the
 // floor.
 func (m *Manager) Approve(ctx context.Context, id, approver, reason string) (Repair, error) {
 	r, err := m.store.GetRepair(ctx, id)
@@ -538,7 +539,7 @@ func (m *Manager) Approve(ctx context.Context, id, approver, reason string) (Rep
 		return Repair{}, err
 	}
 	if !r.RequiresApproval {
-		return Repair{}, preconditionf("repair %s (%s) needs no approval", id, r.Action)
+		return Repair{}, apierr.FailedPrecondition.Errorf("repair %s (%s) needs no approval", id, r.Action)
 	}
 	if err := m.checkApprover("repair", id, r.State, r.CreatedBy, approver); err != nil {
 		return Repair{}, err
@@ -584,7 +585,7 @@ func (m *Manager) Approve(ctx context.Context, id, approver, reason string) (Rep
 // at E or above that wrote rows.
 func (m *Manager) checkEpoch(ctx context.Context, scope reconcile.Scope, epoch int) error {
 	refuse := func(why string, args ...any) error {
-		return preconditionf("rebuild epoch %d of campaign %d is no longer valid: %s; request a new rebuild at a higher epoch",
+		return apierr.FailedPrecondition.Errorf("rebuild epoch %d of campaign %d is no longer valid: %s; request a new rebuild at a higher epoch",
 			epoch, scope.DetectID, fmt.Sprintf(why, args...))
 	}
 	if epoch <= int(m.cfg.EpochFloor) {
@@ -609,7 +610,7 @@ func (m *Manager) checkEpoch(ctx context.Context, scope reconcile.Scope, epoch i
 
 // Cancel cancels a repair that has not ended (and its rebuild, unless that
 // is switching readers). Items already applied stay applied. An ended
-// repair is ErrFailedPrecondition.
+// repair is apierr.FailedPrecondition.
 func (m *Manager) Cancel(ctx context.Context, id, by, reason string) (Repair, error) {
 	if err := m.store.Cancel(ctx, id, by, reason); err != nil {
 		return Repair{}, err
@@ -625,7 +626,7 @@ type VerifyResult struct {
 // Verify runs one verification pass of a repair now: AWAITING_VERIFICATION
 // (clean: VERIFIED; otherwise it keeps waiting until its deadline), or
 // FAILED by its verification with every item applied (clean: VERIFIED).
-// Other states are ErrFailedPrecondition.
+// Other states are apierr.FailedPrecondition.
 func (m *Manager) Verify(ctx context.Context, id, by string) (Repair, VerifyResult, error) {
 	r, err := m.store.GetRepair(ctx, id)
 	if err != nil {
@@ -635,7 +636,7 @@ func (m *Manager) Verify(ctx context.Context, id, by string) (Repair, VerifyResu
 	case r.State == StateAwaitingVerification:
 	case r.State == StateFailed && r.Verification == VerifyFailed && r.ItemsFailed == 0:
 	default:
-		return Repair{}, VerifyResult{}, preconditionf("repair %s is %s (verification %s): only a repair awaiting verification, or whose verification failed, can be verified",
+		return Repair{}, VerifyResult{}, apierr.FailedPrecondition.Errorf("repair %s is %s (verification %s): only a repair awaiting verification, or whose verification failed, can be verified",
 			id, r.State, r.Verification)
 	}
 	res, err := m.verifier.check(ctx, r, by, r.State == StateFailed)
@@ -661,14 +662,14 @@ func (r RebuildRequest) hash() string {
 }
 
 // StartRebuild stores a rebuild of a scope at an epoch, AWAITING_APPROVAL.
-// It is idempotent by RequestID (ErrRequestReused for a different request);
-// an epoch not above the floor is a FieldError, a campaign with an active
-// rebuild ErrFailedPrecondition.
+// It is idempotent by RequestID (apierr.ErrRequestReused for a different request);
+// an epoch not above the floor is an apierr.FieldError, a campaign with an active
+// rebuild apierr.FailedPrecondition.
 func (m *Manager) StartRebuild(ctx context.Context, req RebuildRequest) (Rebuild, error) {
 	h := req.hash()
 	if rb, ok, err := m.store.RebuildByRequest(ctx, req.RequestID); err != nil || ok {
 		if err == nil && rb.RequestHash != h {
-			err = fmt.Errorf("%w: request_id %q", ErrRequestReused, req.RequestID)
+			err = fmt.Errorf("%w: request_id %q", apierr.ErrRequestReused, req.RequestID)
 		}
 		return rb, err
 	}
@@ -677,7 +678,7 @@ func (m *Manager) StartRebuild(ctx context.Context, req RebuildRequest) (Rebuild
 		return Rebuild{}, err
 	}
 	if req.Epoch <= int(floor) {
-		return Rebuild{}, &FieldError{Field: "epoch", Description: fmt.Sprintf("must be greater than the current epoch floor %d", floor)}
+		return Rebuild{}, &apierr.FieldError{Field: "epoch", Description: fmt.Sprintf("must be greater than the current epoch floor %d", floor)}
 	}
 	rb, err := m.store.CreateRebuild(ctx, Rebuild{RequestID: req.RequestID, RequestHash: h, Scope: req.Scope, Epoch: req.Epoch,
 		Reason: req.Reason, CreatedBy: req.By})
@@ -695,7 +696,7 @@ func (m *Manager) ApproveRebuild(ctx context.Context, id, approver, reason strin
 		return Rebuild{}, err
 	}
 	if rb.RepairID != "" {
-		return Rebuild{}, preconditionf("rebuild %s belongs to repair %s: approve the repair", id, rb.RepairID)
+		return Rebuild{}, apierr.FailedPrecondition.Errorf("rebuild %s belongs to repair %s: approve the repair", id, rb.RepairID)
 	}
 	if err := m.checkApprover("rebuild", id, rb.State, rb.CreatedBy, approver); err != nil {
 		return Rebuild{}, err
@@ -718,7 +719,7 @@ func (m *Manager) CancelRebuild(ctx context.Context, id, by, reason string) (Reb
 		return Rebuild{}, err
 	}
 	if rb.RepairID != "" {
-		return Rebuild{}, preconditionf("rebuild %s belongs to repair %s: cancel the repair", id, rb.RepairID)
+		return Rebuild{}, apierr.FailedPrecondition.Errorf("rebuild %s belongs to repair %s: cancel the repair", id, rb.RepairID)
 	}
 	if err := m.store.CancelRebuild(ctx, id, by, reason); err != nil {
 		return Rebuild{}, err

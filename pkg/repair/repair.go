@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/replay"
@@ -268,29 +269,17 @@ type Transition struct {
 	Time                  time.Time
 }
 
-// Errors the RPC edge maps to status codes.
+// Errors of the repair domain, marked with their apierr kinds (the RPC edge
+// maps them through apierr.Status). Besides these: a refusal that depends on
+// the state of a repair, rebuild, run or discrepancy (not awaiting approval,
+// self-approval, already in an active repair, ...) is an
+// apierr.FailedPrecondition, a bad request field an *apierr.FieldError, a
+// request_id reused for a different request apierr.ErrRequestReused.
 var (
-	ErrRepairNotFound  = errors.New("repair not found")
-	ErrRebuildNotFound = errors.New("rebuild not found")
-	// ErrRequestReused: a request_id already used for a different request.
-	ErrRequestReused = errors.New("request_id was already used for a different request")
-	// ErrFailedPrecondition wraps every refusal that depends on the state of
-	// a repair, rebuild, run or discrepancy (not awaiting approval,
-	// self-approval, already in an active repair, ...).
-	ErrFailedPrecondition = errors.New("failed precondition")
+	ErrRepairNotFound  = apierr.New(apierr.NotFound, "repair not found")
+	ErrRebuildNotFound = apierr.New(apierr.NotFound, "rebuild not found")
 	// ErrUnavailable wraps failures of a dependency (the projection, the shards).
-	ErrUnavailable = errors.New("dependency unavailable")
+	ErrUnavailable = apierr.New(apierr.Unavailable, "dependency unavailable")
 	// errLeaseLost: another executor took over the repair or rebuild.
 	errLeaseLost = errors.New("lease lost to another executor")
 )
-
-// FieldError is a bad request field.
-type FieldError struct {
-	Field, Description string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Description }
-
-func preconditionf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrFailedPrecondition, fmt.Sprintf(format, args...))
-}

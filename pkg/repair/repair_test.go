@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
@@ -122,12 +123,12 @@ func TestPlanChangesNothing(t *testing.T) {
 		{"unknown run", repair.Selection{RunID: "nope"}, func(err error) bool { return errors.Is(err, reconcile.ErrRunNotFound) }},
 		{"discrepancy of another run", repair.Selection{RunID: run.ID, DiscrepancyIDs: []string{"0123456789abcdef0123456789abcdef"}},
 			func(err error) bool {
-				var fe *repair.FieldError
+				var fe *apierr.FieldError
 				return errors.As(err, &fe) && fe.Field == "discrepancy_ids[0]"
 			}},
 		{"epoch not above the floor", repair.Selection{RunID: run.ID, RebuildEpoch: -1},
 			func(err error) bool {
-				var fe *repair.FieldError
+				var fe *apierr.FieldError
 				return errors.As(err, &fe) && fe.Field == "rebuild_epoch"
 			}},
 	} {
@@ -156,7 +157,7 @@ func TestCreateIsIdempotentByRequestID(t *testing.T) {
 
 	noEpoch := req
 	noEpoch.RequestID, noEpoch.RebuildEpoch = "req-0", 0
-	var fe *repair.FieldError
+	var fe *apierr.FieldError
 	if _, err := f.mgr.Create(ctx, noEpoch); !errors.As(err, &fe) || fe.Field != "rebuild_epoch" {
 		t.Fatalf("create with a rebuild and no epoch = %v; want a rebuild_epoch field error", err)
 	}
@@ -194,13 +195,13 @@ func TestCreateIsIdempotentByRequestID(t *testing.T) {
 			return nil
 		}},
 		{"same id, other reason", func() repair.CreateRequest { r := req; r.Reason = "other"; return r }(), func(_ []repair.Repair, err error) error {
-			if !errors.Is(err, repair.ErrRequestReused) {
+			if !errors.Is(err, apierr.ErrRequestReused) {
 				return fmt.Errorf("got %w, want ErrRequestReused", err)
 			}
 			return nil
 		}},
 		{"new id, everything covered", func() repair.CreateRequest { r := req; r.RequestID = "req-2"; return r }(), func(_ []repair.Repair, err error) error {
-			if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), "nothing to repair") {
+			if !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), "nothing to repair") {
 				return fmt.Errorf("got %w, want nothing to repair", err)
 			}
 			return nil
@@ -210,7 +211,7 @@ func TestCreateIsIdempotentByRequestID(t *testing.T) {
 			r.RequestID, r.DiscrepancyIDs = "req-3", f.ids(t, run.ID, idMissing)
 			return r
 		}(), func(_ []repair.Repair, err error) error {
-			if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), "active repair") {
+			if !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), "active repair") {
 				return fmt.Errorf("got %w, want already in an active repair", err)
 			}
 			return nil
@@ -295,7 +296,7 @@ func TestApprovalRules(t *testing.T) {
 			before := f.RowCounts(t)
 			got, err := f.mgr.Approve(ctx, target.ID, tc.approver, "looked at the origins")
 			if tc.wantErr != "" {
-				if !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), tc.wantErr) {
+				if !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Approve = %v; want a precondition failure containing %q", err, tc.wantErr)
 				}
 				if diff := cmp.Diff(before, f.RowCounts(t)); diff != "" {
@@ -548,7 +549,7 @@ func TestVerificationFailsAtDeadline(t *testing.T) {
 	if res := f.Resolved(t, run.ID); !res[idMissing] || !res[idStale] {
 		t.Error("discrepancies not resolved after the verification passed")
 	}
-	if _, _, err := f.mgr.Verify(ctx, r.ID, "otto"); !errors.Is(err, repair.ErrFailedPrecondition) {
+	if _, _, err := f.mgr.Verify(ctx, r.ID, "otto"); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Errorf("verifying a verified repair = %v", err)
 	}
 }
@@ -655,7 +656,7 @@ func TestCancelStopsExecution(t *testing.T) {
 	if diff := cmp.Diff([]string{">EXECUTING", "EXECUTING>CANCELLED"}, f.states(t, got.ID)); diff != "" {
 		t.Errorf("transitions (-want +got):\n%s", diff)
 	}
-	if _, err := f.mgr.Cancel(ctx, got.ID, "otto", "again"); !errors.Is(err, repair.ErrFailedPrecondition) {
+	if _, err := f.mgr.Cancel(ctx, got.ID, "otto", "again"); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Errorf("cancelling a cancelled repair = %v", err)
 	}
 	again, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID}, RequestID: "r2", Reason: "backfill", By: "otto"})
@@ -825,7 +826,7 @@ func TestItemFailureFailsTheRepair(t *testing.T) {
 	if res := f.Resolved(t, run.ID); res[idMissing] || res[idStale] {
 		t.Error("a failed repair resolved discrepancies")
 	}
-	if _, _, err := f.mgr.Verify(ctx, r.ID, "otto"); !errors.Is(err, repair.ErrFailedPrecondition) {
+	if _, _, err := f.mgr.Verify(ctx, r.ID, "otto"); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Errorf("verifying a repair with failed items = %v", err)
 	}
 }
@@ -838,7 +839,7 @@ func TestRebuilds(t *testing.T) {
 	f.scenario(t)
 	ctx := context.Background()
 	scope := reconcile.Scope{DetectID: repairtest.DetectID}
-	var fe *repair.FieldError
+	var fe *apierr.FieldError
 	if _, err := f.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: "b0", Scope: scope, Epoch: 1, Reason: "fix", By: "alice"}); !errors.As(err, &fe) || fe.Field != "epoch" {
 		t.Fatalf("a rebuild at the floor's epoch = %v", err)
 	}
@@ -849,13 +850,13 @@ func TestRebuilds(t *testing.T) {
 	if again, err := f.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: "b1", Scope: scope, Epoch: 2, Reason: "mapping fix v2", By: "alice"}); err != nil || again.ID != rb.ID {
 		t.Errorf("the same StartRebuild again = %+v, %v", again, err)
 	}
-	if _, err := f.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: "b1", Scope: scope, Epoch: 3, Reason: "other", By: "alice"}); !errors.Is(err, repair.ErrRequestReused) {
+	if _, err := f.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: "b1", Scope: scope, Epoch: 3, Reason: "other", By: "alice"}); !errors.Is(err, apierr.ErrRequestReused) {
 		t.Errorf("b1 reused = %v", err)
 	}
-	if _, err := f.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: "b2", Scope: scope, Epoch: 3, Reason: "second", By: "alice"}); !errors.Is(err, repair.ErrFailedPrecondition) {
+	if _, err := f.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: "b2", Scope: scope, Epoch: 3, Reason: "second", By: "alice"}); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Errorf("a second active rebuild of the campaign = %v", err)
 	}
-	if _, err := f.mgr.ApproveRebuild(ctx, rb.ID, "alice", "self"); !errors.Is(err, repair.ErrFailedPrecondition) {
+	if _, err := f.mgr.ApproveRebuild(ctx, rb.ID, "alice", "self"); !errors.Is(err, apierr.FailedPrecondition) {
 		t.Errorf("self-approval of a rebuild = %v", err)
 	}
 
@@ -902,7 +903,7 @@ func TestRebuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPhase(t, f, rb2.ID, repair.PhaseSwitching)
-	if _, err := f.mgr.CancelRebuild(ctx, rb2.ID, "bob", "too late"); !errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), "switching") {
+	if _, err := f.mgr.CancelRebuild(ctx, rb2.ID, "bob", "too late"); !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), "switching") {
 		t.Errorf("cancelling a switching rebuild = %v", err)
 	}
 	close(switching)
@@ -1021,7 +1022,7 @@ func TestApprovalAfterTheLivePathMovedToTheRebuildEpoch(t *testing.T) {
 			switch {
 			case tc.refused == "" && err != nil:
 				t.Fatalf("approval = %v, want approved", err)
-			case tc.refused != "" && (!errors.Is(err, repair.ErrFailedPrecondition) || !strings.Contains(err.Error(), tc.refused)):
+			case tc.refused != "" && (!errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), tc.refused)):
 				t.Fatalf("approval = %v, want FAILED_PRECONDITION with %q", err, tc.refused)
 			}
 			// Planning a new rebuild now needs an epoch above everything

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 )
 
@@ -103,7 +104,7 @@ type change struct {
 // changeState applies c to the row id of sub within tx: it locks the row,
 // checks its state, updates it (state, state_time, update_time, end_time for
 // a terminal state, plus c.set) and records the transition. It returns the
-// previous state; a state not in c.from is ErrFailedPrecondition, an unknown
+// previous state; a state not in c.from is apierr.FailedPrecondition, an unknown
 // id notFound.
 func (s *Store) changeState(ctx context.Context, tx *sql.Tx, sub subject, id string, c change, notFound error) (string, error) {
 	var cur string
@@ -119,7 +120,7 @@ func (s *Store) changeState(ctx context.Context, tx *sql.Tx, sub subject, id str
 		allowed = allowed || f == cur
 	}
 	if !allowed {
-		return cur, preconditionf("%s %s is %s (this needs %s)", sub.kind, id, cur, strings.Join(c.from, " or "))
+		return cur, apierr.FailedPrecondition.Errorf("%s %s is %s (this needs %s)", sub.kind, id, cur, strings.Join(c.from, " or "))
 	}
 	now := s.now()
 	set := "state = ?, state_time = ?, update_time = ?"
@@ -272,7 +273,7 @@ var errPlanningLost = errors.New("the request's planning was taken over by anoth
 //     in one transaction.
 //
 // A record already in an active repair, or a campaign with an active
-// rebuild, is ErrFailedPrecondition and what was stored is removed. A crash
+// rebuild, is apierr.FailedPrecondition and what was stored is removed. A crash
 // between 1 and 3 leaves the repairs PLANNING (recognisably incomplete,
 // never run) until DropPlanning removes them.
 func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, error) {
@@ -544,7 +545,7 @@ func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, repairID string, fi
 			class, action, source_version, target_version, origins) VALUES `+
 			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?),", len(chunk)), ","), args...)
 		if isDuplicate(err, "uk_active_record") {
-			return preconditionf("a record of the selection is already in an active repair (%v)", err)
+			return apierr.FailedPrecondition.Errorf("a record of the selection is already in an active repair (%v)", err)
 		}
 		if err != nil {
 			return fmt.Errorf("storing items of repair %s: %w", repairID, err)
@@ -808,7 +809,7 @@ func (s *Store) Approve(ctx context.Context, id, by, reason string) error {
 
 // Cancel ends a repair that has not ended, and its rebuild unless that is
 // switching readers already (then nothing changes and the refusal is
-// ErrFailedPrecondition).
+// apierr.FailedPrecondition).
 func (s *Store) Cancel(ctx context.Context, id, by, reason string) error {
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		c := change{from: []string{StateAwaitingApproval, StateExecuting, StateAwaitingVerification}, to: StateCancelled, actor: by,
@@ -839,7 +840,7 @@ func (s *Store) cancelRebuild(ctx context.Context, tx *sql.Tx, id, by, reason st
 		return nil // a REBUILD repair whose rebuild already ended
 	}
 	if phase == PhaseSwitching || phase == PhaseSwitched {
-		return preconditionf("rebuild %s is switching readers; it can no longer be cancelled", id)
+		return apierr.FailedPrecondition.Errorf("rebuild %s is switching readers; it can no longer be cancelled", id)
 	}
 	_, err := s.changeState(ctx, tx, rebuildSubject, id, change{from: []string{StateAwaitingApproval, StateExecuting}, to: StateCancelled,
 		actor: by, note: "cancelled: " + reason, set: "message = ?", args: []any{clip("cancelled by "+by+": "+reason, maxMessage)}}, ErrRebuildNotFound)
@@ -1234,7 +1235,7 @@ func (s *Store) insertRebuild(ctx context.Context, tx *sql.Tx, rb Rebuild, now t
 		rb.Scope.DetectID, rb.Scope.ProjectID, rb.Scope.SchoolID, rb.Epoch, clip(rb.Reason, maxReason), clip(rb.CreatedBy, 128), rb.Scope.DetectID, now, now, now)
 	switch {
 	case isDuplicate(err, "uk_active_campaign"):
-		return preconditionf("campaign %d already has an active rebuild", rb.Scope.DetectID)
+		return apierr.FailedPrecondition.Errorf("campaign %d already has an active rebuild", rb.Scope.DetectID)
 	case isDuplicate(err, "uk_request_id"):
 		return errDuplicateRequest
 	case err != nil:
@@ -1341,7 +1342,7 @@ func (s *Store) CancelRebuild(ctx context.Context, id, by, reason string) error 
 			return fmt.Errorf("reading rebuild %s: %w", id, err)
 		}
 		if terminal(state) {
-			return preconditionf("rebuild %s is %s", id, state)
+			return apierr.FailedPrecondition.Errorf("rebuild %s is %s", id, state)
 		}
 		return s.cancelRebuild(ctx, tx, id, by, reason)
 	})

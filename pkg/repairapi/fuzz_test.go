@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/audit"
 )
 
@@ -55,7 +56,7 @@ func FuzzMutatingRequests(f *testing.F) {
 			ids[len(ids)-1] = ids[0]
 		}
 		okID := func(s string) bool { return s != "" && len(s) <= maxID }
-		okReq := requestID != "" && len(requestID) <= maxRequestID
+		okReq := requestID != "" && len(requestID) <= apierr.MaxRequestID
 		required := strings.TrimSpace(reason) != "" && len(reason) <= maxReason
 		okIDs := len(ids) <= maxDiscrepancyIDs && (!dup || len(ids) <= 1)
 		for _, d := range ids {

@@ -3,8 +3,8 @@
 // each call needs (checked again here, behind the server's auth
 // interceptor), the audit of every mutating call with its caller (written
 // before the call acts, its outcome after: a refused call leaves only its
-// audit entry), pagination, the Watch streams, and the mapping of repair
-// errors to status codes.
+// audit entry), pagination and the Watch streams. Errors become status codes
+// through pkg/apierr, database errors named as the control database's.
 package repairapi
 
 import (
@@ -16,15 +16,14 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/apierr"
 	"github.com/resultsync/resultsync/pkg/audit"
 	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
 	"github.com/resultsync/resultsync/pkg/paging"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/repair"
@@ -32,7 +31,6 @@ import (
 
 // Limits on request fields.
 const (
-	maxRequestID      = 64
 	maxID             = 64
 	maxReason         = 512
 	maxDiscrepancyIDs = 10000
@@ -64,28 +62,16 @@ func New(mgr *repair.Manager, store *repair.Store, a Auditor) *Service {
 
 // ---- validation and errors ----
 
-// violations collects field violations for one INVALID_ARGUMENT error.
-type violations []*errdetails.BadRequest_FieldViolation
-
-func (v *violations) add(field, desc string) {
-	*v = append(*v, &errdetails.BadRequest_FieldViolation{Field: field, Description: desc})
-}
+// violations collects the invalid fields of one request, with the checks
+// this service's requests share.
+type violations struct{ apierr.Violations }
 
 func (v *violations) id(field, id string) {
 	switch {
 	case id == "":
-		v.add(field, "required")
+		v.Add(field, "required")
 	case len(id) > maxID:
-		v.add(field, fmt.Sprintf("at most %d characters", maxID))
-	}
-}
-
-func (v *violations) requestID(id string) {
-	switch {
-	case id == "":
-		v.add("request_id", "required: a client-chosen idempotency key")
-	case len(id) > maxRequestID:
-		v.add("request_id", fmt.Sprintf("at most %d characters", maxRequestID))
+		v.Add(field, fmt.Sprintf("at most %d characters", maxID))
 	}
 }
 
@@ -93,15 +79,15 @@ func (v *violations) requestID(id string) {
 func (v *violations) reason(s string, required bool) {
 	switch {
 	case required && strings.TrimSpace(s) == "":
-		v.add("reason", "required: it is recorded in the audit log")
+		v.Add("reason", "required: it is recorded in the audit log")
 	case len(s) > maxReason:
-		v.add("reason", fmt.Sprintf("at most %d bytes", maxReason))
+		v.Add("reason", fmt.Sprintf("at most %d bytes", maxReason))
 	}
 }
 
 func (v *violations) discrepancyIDs(ids []string) {
 	if len(ids) > maxDiscrepancyIDs {
-		v.add("discrepancy_ids", fmt.Sprintf("at most %d per request (an empty list selects every open one)", maxDiscrepancyIDs))
+		v.Add("discrepancy_ids", fmt.Sprintf("at most %d per request (an empty list selects every open one)", maxDiscrepancyIDs))
 		return
 	}
 	seen := map[string]bool{}
@@ -109,9 +95,9 @@ func (v *violations) discrepancyIDs(ids []string) {
 		field := fmt.Sprintf("discrepancy_ids[%d]", i)
 		switch {
 		case id == "" || len(id) > maxID:
-			v.add(field, "must be a discrepancy id")
+			v.Add(field, "must be a discrepancy id")
 		case seen[id]:
-			v.add(field, "duplicate")
+			v.Add(field, "duplicate")
 		}
 		seen[id] = true
 	}
@@ -120,61 +106,17 @@ func (v *violations) discrepancyIDs(ids []string) {
 func (v *violations) epoch(field string, e int32, required bool) {
 	switch {
 	case required && e == 0:
-		v.add(field, "required: the fixed transformation's epoch (1-65535)")
+		v.Add(field, "required: the fixed transformation's epoch (1-65535)")
 	case e < 0 || e > 65535:
-		v.add(field, "must be 1-65535")
+		v.Add(field, "must be 1-65535")
 	}
 }
 
-func (v violations) err() error {
-	if len(v) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(v))
-	for i, f := range v {
-		msgs[i] = f.GetField() + ": " + f.GetDescription()
-	}
-	st := status.New(codes.InvalidArgument, "invalid request: "+strings.Join(msgs, "; "))
-	if d, err := st.WithDetails(&errdetails.BadRequest{FieldViolations: v}); err == nil {
-		st = d
-	}
-	return st.Err()
-}
-
-// toStatus maps repair, store and database errors to status codes.
-func toStatus(err error) error {
-	var fe *repair.FieldError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &fe):
-		var v violations
-		v.add(fe.Field, fe.Description)
-		return v.err()
-	case errors.Is(err, repair.ErrRepairNotFound), errors.Is(err, repair.ErrRebuildNotFound), errors.Is(err, reconcile.ErrRunNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, repair.ErrRequestReused), errors.Is(err, repair.ErrFailedPrecondition):
-		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
-	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
-	case errors.Is(err, repair.ErrUnavailable):
-		return status.Error(codes.Unavailable, err.Error())
-	case mysqldb.IsRetryable(err):
-		return status.Error(codes.Aborted, "transaction rolled back for contention; retry: "+err.Error())
-	case mysqldb.IsUnavailable(err):
-		return status.Error(codes.Unavailable, "control database unavailable: "+err.Error())
-	}
-	return status.Error(codes.Internal, err.Error())
-}
+// controlDB names the database behind this service's unmarked database
+// errors in their status messages (apierr.StatusIn).
+const controlDB = "control database"
 
 // ---- access and audit ----
-
-// errPermission is a refusal for the caller's role.
-type errPermission struct{ msg string }
-
-func (e errPermission) Error() string { return e.msg }
 
 // check returns the caller and whether its role suffices. The server's
 // interceptor already enforces pkg/auth's policy; this repeats the check
@@ -183,10 +125,10 @@ func (e errPermission) Error() string { return e.msg }
 func check(ctx context.Context, method string, need auth.Role) (auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return auth.Principal{Subject: "anonymous"}, errPermission{method + " needs an authenticated caller with role " + need.String()}
+		return auth.Principal{Subject: "anonymous"}, apierr.New(apierr.PermissionDenied, method+" needs an authenticated caller with role "+need.String())
 	}
 	if p.Role < need {
-		return p, errPermission{fmt.Sprintf("%s needs role %s; %s has %s", method, need, p.Subject, p.Role)}
+		return p, apierr.New(apierr.PermissionDenied, fmt.Sprintf("%s needs role %s; %s has %s", method, need, p.Subject, p.Role))
 	}
 	return p, nil
 }
@@ -205,18 +147,14 @@ func (s *Service) audited(ctx context.Context, method, action, scope, reason str
 		err, outcome = perr, "refused: "+perr.Error()
 	} else if outcome, err = do(p.Subject); err != nil {
 		outcome = "failed: " + err.Error()
-		if c := status.Code(toStatus(err)); c == codes.FailedPrecondition || c == codes.NotFound || c == codes.InvalidArgument {
+		if c := apierr.Code(err); c == codes.FailedPrecondition || c == codes.NotFound || c == codes.InvalidArgument {
 			outcome = "refused: " + err.Error()
 		}
 	}
 	if ferr := s.audit.Finish(context.WithoutCancel(ctx), id, outcome); ferr != nil && err == nil {
 		err = ferr
 	}
-	var pe errPermission
-	if errors.As(err, &pe) {
-		return status.Error(codes.PermissionDenied, pe.Error())
-	}
-	return toStatus(err)
+	return apierr.StatusIn(controlDB, err)
 }
 
 // ---- conversions ----
@@ -319,12 +257,12 @@ func pagePosition(tok, query string) (int64, error) {
 // CreateRepair implements fitness.v1.RepairService.
 func (s *Service) CreateRepair(ctx context.Context, req *fitnessv1.CreateRepairRequest) (*fitnessv1.CreateRepairResponse, error) {
 	var v violations
-	v.requestID(req.GetRequestId())
+	v.RequestID(req.GetRequestId())
 	v.id("run_id", req.GetRunId())
 	v.reason(req.GetReason(), true)
 	v.discrepancyIDs(req.GetDiscrepancyIds())
 	v.epoch("rebuild_epoch", req.GetRebuildEpoch(), false)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	sel := "all open"
@@ -350,7 +288,7 @@ func (s *Service) CreateRepair(ctx context.Context, req *fitnessv1.CreateRepairR
 	for _, r := range rs {
 		p, err := s.withIDs(ctx, r)
 		if err != nil {
-			return nil, toStatus(err)
+			return nil, apierr.StatusIn(controlDB, err)
 		}
 		resp.Repairs = append(resp.Repairs, p)
 	}
@@ -365,17 +303,17 @@ func (s *Service) PlanRepair(ctx context.Context, req *fitnessv1.PlanRepairReque
 	v.discrepancyIDs(req.GetDiscrepancyIds())
 	v.epoch("rebuild_epoch", req.GetRebuildEpoch(), false)
 	if req.GetMaxItems() < 0 {
-		v.add("max_items", "must not be negative")
+		v.Add("max_items", "must not be negative")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	if _, err := check(ctx, "PlanRepair", auth.RoleOperator); err != nil {
-		return nil, status.Error(codes.PermissionDenied, err.Error())
+		return nil, apierr.Status(err)
 	}
 	p, err := s.mgr.Plan(ctx, repair.Selection{RunID: req.GetRunId(), DiscrepancyIDs: req.GetDiscrepancyIds(), RebuildEpoch: int(req.GetRebuildEpoch())})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	limit := int(req.GetMaxItems())
 	if limit == 0 {
@@ -418,7 +356,7 @@ func (s *Service) ApproveRepair(ctx context.Context, req *fitnessv1.ApproveRepai
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	v.reason(req.GetReason(), true)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	var r repair.Repair
@@ -432,7 +370,7 @@ func (s *Service) ApproveRepair(ctx context.Context, req *fitnessv1.ApproveRepai
 	}
 	p, err := s.withIDs(ctx, r)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	return &fitnessv1.ApproveRepairResponse{Repair: p}, nil
 }
@@ -441,20 +379,20 @@ func (s *Service) ApproveRepair(ctx context.Context, req *fitnessv1.ApproveRepai
 func (s *Service) GetRepair(ctx context.Context, req *fitnessv1.GetRepairRequest) (*fitnessv1.GetRepairResponse, error) {
 	var v violations
 	v.id("repair_id", req.GetRepairId())
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	r, err := s.store.GetRepair(ctx, req.GetRepairId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	p, err := s.withIDs(ctx, r)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	tr, err := s.store.Transitions(ctx, r.ID)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	return &fitnessv1.GetRepairResponse{Repair: p, Transitions: transitionsProto(tr)}, nil
 }
@@ -463,27 +401,27 @@ func (s *Service) GetRepair(ctx context.Context, req *fitnessv1.GetRepairRequest
 func (s *Service) ListRepairs(ctx context.Context, req *fitnessv1.ListRepairsRequest) (*fitnessv1.ListRepairsResponse, error) {
 	var v violations
 	if len(req.GetRunId()) > maxID {
-		v.add("run_id", fmt.Sprintf("at most %d characters", maxID))
+		v.Add("run_id", fmt.Sprintf("at most %d characters", maxID))
 	}
 	state, ok := stateName(req.GetState())
 	if !ok {
-		v.add("state", "unknown state")
+		v.Add("state", "unknown state")
 	}
 	query := fmt.Sprintf("repairs|%s|%d", req.GetRunId(), req.GetState())
 	before, err := pagePosition(req.GetPageToken(), query)
 	if err != nil {
-		v.add("page_token", err.Error())
+		v.Add("page_token", err.Error())
 	}
 	if req.GetPageSize() < 0 {
-		v.add("page_size", "must not be negative")
+		v.Add("page_size", "must not be negative")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	size, _ := paging.Size(req.GetPageSize(), 50, 500)
 	rs, pos, err := s.store.ListRepairs(ctx, req.GetRunId(), state, before, size+1)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	resp := &fitnessv1.ListRepairsResponse{}
 	if len(rs) > size {
@@ -503,21 +441,21 @@ func (s *Service) ListRepairItems(ctx context.Context, req *fitnessv1.ListRepair
 	query := "items|" + req.GetRepairId()
 	after, err := pagePosition(req.GetPageToken(), query)
 	if err != nil {
-		v.add("page_token", err.Error())
+		v.Add("page_token", err.Error())
 	}
 	if req.GetPageSize() < 0 {
-		v.add("page_size", "must not be negative")
+		v.Add("page_size", "must not be negative")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	if _, err := s.store.GetRepair(ctx, req.GetRepairId()); err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	size, _ := paging.Size(req.GetPageSize(), 100, 1000)
 	its, err := s.store.Items(ctx, req.GetRepairId(), int(after), size+1, "", "")
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	resp := &fitnessv1.ListRepairItemsResponse{}
 	if len(its) > size {
@@ -535,7 +473,7 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	v.reason(req.GetReason(), false)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	reason := req.GetReason()
@@ -554,7 +492,7 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 	}
 	p, err := s.withIDs(ctx, r)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	return &fitnessv1.VerifyRepairResponse{Repair: p, ItemsPassed: res.Passed, ItemsMismatched: res.Mismatched}, nil
 }
@@ -564,7 +502,7 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 func (s *Service) WatchRepair(req *fitnessv1.WatchRepairRequest, stream fitnessv1.RepairService_WatchRepairServer) error {
 	var v violations
 	v.id("repair_id", req.GetRepairId())
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return err
 	}
 	return watch(stream.Context(), s.poll,
@@ -591,7 +529,7 @@ func watch[P any](ctx context.Context, poll time.Duration, fetch func(context.Co
 	for {
 		p, terminal, err := fetch(ctx)
 		if err != nil {
-			return toStatus(err)
+			return apierr.StatusIn(controlDB, err)
 		}
 		if first || changed(last, p) {
 			if err := send(p); err != nil {
@@ -615,7 +553,7 @@ func (s *Service) CancelRepair(ctx context.Context, req *fitnessv1.CancelRepairR
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	v.reason(req.GetReason(), true)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	var r repair.Repair
@@ -629,7 +567,7 @@ func (s *Service) CancelRepair(ctx context.Context, req *fitnessv1.CancelRepairR
 	}
 	p, err := s.withIDs(ctx, r)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	return &fitnessv1.CancelRepairResponse{Repair: p}, nil
 }
@@ -639,20 +577,20 @@ func (s *Service) CancelRepair(ctx context.Context, req *fitnessv1.CancelRepairR
 // StartRebuild implements fitness.v1.RepairService.
 func (s *Service) StartRebuild(ctx context.Context, req *fitnessv1.StartRebuildRequest) (*fitnessv1.StartRebuildResponse, error) {
 	var v violations
-	v.requestID(req.GetRequestId())
+	v.RequestID(req.GetRequestId())
 	sc := req.GetScope()
 	if sc.GetDetectId() <= 0 {
-		v.add("scope.detect_id", "required: a positive campaign id")
+		v.Add("scope.detect_id", "required: a positive campaign id")
 	}
 	if sc.GetProjectId() < 0 {
-		v.add("scope.project_id", "must be positive, or 0 for every project")
+		v.Add("scope.project_id", "must be positive, or 0 for every project")
 	}
 	if sc.GetSchoolId() < 0 {
-		v.add("scope.school_id", "must be positive, or 0 for every school")
+		v.Add("scope.school_id", "must be positive, or 0 for every school")
 	}
 	v.epoch("epoch", req.GetEpoch(), true)
 	v.reason(req.GetReason(), true)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	scope := reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()}
@@ -675,7 +613,7 @@ func (s *Service) ApproveRebuild(ctx context.Context, req *fitnessv1.ApproveRebu
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
 	v.reason(req.GetReason(), true)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	var rb repair.Rebuild
@@ -694,16 +632,16 @@ func (s *Service) ApproveRebuild(ctx context.Context, req *fitnessv1.ApproveRebu
 func (s *Service) GetRebuild(ctx context.Context, req *fitnessv1.GetRebuildRequest) (*fitnessv1.GetRebuildResponse, error) {
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	rb, err := s.store.GetRebuild(ctx, req.GetRebuildId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	tr, err := s.store.Transitions(ctx, rb.ID)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	return &fitnessv1.GetRebuildResponse{Rebuild: rebuildProto(rb), Transitions: transitionsProto(tr)}, nil
 }
@@ -712,27 +650,27 @@ func (s *Service) GetRebuild(ctx context.Context, req *fitnessv1.GetRebuildReque
 func (s *Service) ListRebuilds(ctx context.Context, req *fitnessv1.ListRebuildsRequest) (*fitnessv1.ListRebuildsResponse, error) {
 	var v violations
 	if req.GetDetectId() < 0 {
-		v.add("detect_id", "must be positive, or 0 for every campaign")
+		v.Add("detect_id", "must be positive, or 0 for every campaign")
 	}
 	state, ok := stateName(req.GetState())
 	if !ok {
-		v.add("state", "unknown state")
+		v.Add("state", "unknown state")
 	}
 	query := fmt.Sprintf("rebuilds|%d|%d", req.GetDetectId(), req.GetState())
 	before, err := pagePosition(req.GetPageToken(), query)
 	if err != nil {
-		v.add("page_token", err.Error())
+		v.Add("page_token", err.Error())
 	}
 	if req.GetPageSize() < 0 {
-		v.add("page_size", "must not be negative")
+		v.Add("page_size", "must not be negative")
 	}
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	size, _ := paging.Size(req.GetPageSize(), 50, 500)
 	rbs, pos, err := s.store.ListRebuilds(ctx, req.GetDetectId(), state, before, size+1)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	resp := &fitnessv1.ListRebuildsResponse{}
 	if len(rbs) > size {
@@ -750,7 +688,7 @@ func (s *Service) ListRebuilds(ctx context.Context, req *fitnessv1.ListRebuildsR
 func (s *Service) WatchRebuild(req *fitnessv1.WatchRebuildRequest, stream fitnessv1.RepairService_WatchRebuildServer) error {
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return err
 	}
 	return watch(stream.Context(), s.poll,
@@ -773,7 +711,7 @@ func (s *Service) CancelRebuild(ctx context.Context, req *fitnessv1.CancelRebuil
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
 	v.reason(req.GetReason(), true)
-	if err := v.err(); err != nil {
+	if err := v.Err(); err != nil {
 		return nil, err
 	}
 	var rb repair.Rebuild
