@@ -29,6 +29,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
@@ -105,7 +106,7 @@ func NewWith(t *testing.T, o Options) *Platform {
 		infratest.CreatePartitionedTopic(t, p.Topic, o.Partitions)
 	}
 
-	p.ResultsAddr = Serve(t, "results", func(ctx context.Context) (Runner, error) {
+	p.ResultsAddr = Serve(t, "results", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := resultssvc.Load(p.Args("--max-conns-per-shard=8"))
 		if err != nil {
 			return nil, err
@@ -113,7 +114,7 @@ func NewWith(t *testing.T, o Options) *Platform {
 		return resultssvc.New(ctx, p.Log, cfg)
 	})
 	p.Results = fitnessv1.NewResultServiceClient(p.Dial(p.ResultsAddr))
-	p.RelayAddr = Serve(t, "relay", func(ctx context.Context) (Runner, error) {
+	p.RelayAddr = Serve(t, "relay", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := relaysvc.Load(p.Args("--control-dsn="+p.Control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+p.Topic,
 			"--poll-interval=20ms"))
 		if err != nil {
@@ -124,7 +125,7 @@ func NewWith(t *testing.T, o Options) *Platform {
 	if !o.NoConsumer {
 		p.StartConsumer(0)
 	}
-	p.ReconcileAddr = Serve(t, "reconcile", func(ctx context.Context) (Runner, error) {
+	p.ReconcileAddr = Serve(t, "reconcile", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := reconcilesvc.Load(p.Args("--control-dsn="+p.Control.DSN, "--clickhouse-addr="+infratest.ClickHouseAddr(),
 			"--clickhouse-database="+p.CH.Name, "--grace=300ms", "--catch-up-wait=300ms"))
 		if err != nil {
@@ -158,7 +159,7 @@ func (p *Platform) RepairArgs(extra ...string) []string {
 // StartRepair starts the repair server in the test process (the kill -9
 // test runs the binary instead).
 func (p *Platform) StartRepair(extra ...string) {
-	p.RepairAddr, p.StopRepair = ServeStoppable(p.t, "repair", func(ctx context.Context) (Runner, error) {
+	p.RepairAddr, p.StopRepair = ServeStoppable(p.t, "repair", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := repairsvc.Load(p.RepairArgs(extra...))
 		if err != nil {
 			return nil, err
@@ -186,7 +187,7 @@ func (p *Platform) RunConsumer(hooks consumer.Hooks, extra ...string) (stop func
 	args := append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
 		"--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic, "--dead-letter-topic=" + p.Topic + "-DLQ",
 		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + p.CH.Name}, extra...)
-	addr, stop := ServeStoppable(t, "consumer", func(ctx context.Context) (Runner, error) {
+	addr, stop := ServeStoppable(t, "consumer", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := consumersvc.Load(args)
 		if err != nil {
 			return nil, err
@@ -238,22 +239,16 @@ func Alice() context.Context { return As("tok-admin-alice") }
 // Bob is bob's context (admin).
 func Bob() context.Context { return As("tok-admin-bob") }
 
-// Runner is what the service packages' New return.
-type Runner interface {
-	Run(ctx context.Context) error
-	GRPCAddr() string
-}
-
 // Serve builds a server and runs it until the test ends; it returns its
 // gRPC address.
-func Serve(t *testing.T, name string, build func(ctx context.Context) (Runner, error)) string {
+func Serve(t *testing.T, name string, build func(ctx context.Context) (servertest.Runner, error)) string {
 	addr, _ := ServeStoppable(t, name, build)
 	return addr
 }
 
 // ServeStoppable is Serve with a stop function (idempotent; also called when
 // the test ends) that returns once the server stopped.
-func ServeStoppable(t *testing.T, name string, build func(ctx context.Context) (Runner, error)) (string, func()) {
+func ServeStoppable(t *testing.T, name string, build func(ctx context.Context) (servertest.Runner, error)) (string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := build(ctx)

@@ -36,6 +36,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
@@ -141,14 +142,14 @@ func newCluster(t *testing.T) *cluster {
 	}
 	chArgs := []string{"--clickhouse-addr=" + addrs[0], "--clickhouse-database=" + c.db, "--clickhouse-cluster=" + name}
 
-	resultsAddr := platformtest.Serve(t, "results", func(ctx context.Context) (platformtest.Runner, error) {
+	resultsAddr := platformtest.Serve(t, "results", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := resultssvc.Load(args("--max-conns-per-shard=8"))
 		if err != nil {
 			return nil, err
 		}
 		return resultssvc.New(ctx, log, cfg)
 	})
-	platformtest.Serve(t, "relay", func(ctx context.Context) (platformtest.Runner, error) {
+	platformtest.Serve(t, "relay", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := relaysvc.Load(args("--control-dsn="+control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+topic,
 			"--poll-interval=20ms"))
 		if err != nil {
@@ -158,7 +159,7 @@ func newCluster(t *testing.T) *cluster {
 	})
 	c.log, c.control, c.topic, c.args, c.chArgs = log, control.DSN, topic, args(), chArgs
 	c.startConsumer(0)
-	reconAddr := platformtest.Serve(t, "reconcile", func(ctx context.Context) (platformtest.Runner, error) {
+	reconAddr := platformtest.Serve(t, "reconcile", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := reconcilesvc.Load(args(append([]string{"--control-dsn=" + control.DSN, "--grace=300ms", "--catch-up-wait=300ms"},
 			chArgs...)...))
 		if err != nil {
@@ -175,7 +176,7 @@ func newCluster(t *testing.T) *cluster {
 // --epoch) on the cluster; stopConsumer stops it.
 func (c *cluster) startConsumer(epoch int) {
 	c.t.Helper()
-	_, c.stopConsumer = platformtest.ServeStoppable(c.t, "consumer", func(ctx context.Context) (platformtest.Runner, error) {
+	_, c.stopConsumer = platformtest.ServeStoppable(c.t, "consumer", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := consumersvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 			"--auth-tokens=" + platformtest.Tokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + c.topic,
 			"--dead-letter-topic=" + c.topic + "-DLQ", "--subscription=projection", "--batch-wait=50ms", fmt.Sprintf("--epoch=%d", epoch)},

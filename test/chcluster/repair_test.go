@@ -11,6 +11,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
 )
 
@@ -180,7 +181,7 @@ func TestRepairAndRebuildOnTheCluster(t *testing.T) {
 // client.
 func (c *cluster) startRepair() fitnessv1.RepairServiceClient {
 	c.t.Helper()
-	addr := platformtest.Serve(c.t, "repair", func(ctx context.Context) (platformtest.Runner, error) {
+	addr := platformtest.Serve(c.t, "repair", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := repairsvc.Load(append(append(append([]string{}, c.args...), "--control-dsn="+c.control, "--poll=100ms", "--lease=1s",
 			"--verify-poll=200ms", "--verify-timeout=60s", "--retry-backoff=50ms", "--pulsar-url="+infratest.PulsarURL(), "--topic="+c.topic),
 			c.chArgs...))

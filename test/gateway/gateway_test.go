@@ -26,6 +26,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
 )
@@ -311,7 +312,7 @@ func detail(errBody obj, typ string) obj {
 func startGateway(t *testing.T, p *platformtest.Platform, results, relay, consumer, reconcile, repair string) string {
 	t.Helper()
 	var gw *gatewaysvc.Service
-	platformtest.Serve(t, "gateway", func(ctx context.Context) (platformtest.Runner, error) {
+	platformtest.Serve(t, "gateway", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 			"--auth-tokens=" + platformtest.Tokens, "--api-addr=127.0.0.1:0", "--openapi-file=" + openapiFile,
 			"--results-addr=" + results, "--relay-addr=" + relay, "--consumer-addr=" + consumer,
@@ -345,7 +346,7 @@ func TestEveryGatewayRoute(t *testing.T) {
 	// the rows again, and could bring back the row this test takes out of
 	// the projection.
 	topic := infratest.Topic(t, "gateway-projection")
-	projectionAddr := platformtest.Serve(t, "consumer", func(ctx context.Context) (platformtest.Runner, error) {
+	projectionAddr := platformtest.Serve(t, "consumer", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := consumersvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 			"--auth-tokens=" + platformtest.Tokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + topic,
 			"--subscription=projection", "--dead-letter-topic=" + topic + "-DLQ", "--clickhouse-addr=" + infratest.ClickHouseAddr(),

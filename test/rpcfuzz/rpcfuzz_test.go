@@ -32,6 +32,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 )
 
@@ -70,7 +71,7 @@ func TestRPCFuzz(t *testing.T) {
 	// The projection server (platformtest runs the consumer without its gRPC
 	// service): its own subscription of the platform's topic, writing the
 	// same rows (a harmless duplicate).
-	projectionAddr := platformtest.Serve(t, "consumer", func(ctx context.Context) (platformtest.Runner, error) {
+	projectionAddr := platformtest.Serve(t, "consumer", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := consumersvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 			"--auth-tokens=" + platformtest.Tokens, "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic,
 			"--subscription=rpcfuzz", "--dead-letter-topic=" + p.Topic + "-DLQ", "--clickhouse-addr=" + infratest.ClickHouseAddr(),

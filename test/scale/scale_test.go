@@ -31,6 +31,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
 	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 )
 
@@ -120,7 +121,7 @@ func startConsumer(t *testing.T, p *platformtest.Platform, a *applied, name stri
 // startRelay runs one more relay server on the platform's shards and topic.
 func startRelay(t *testing.T, p *platformtest.Platform, name string) (stop func()) {
 	t.Helper()
-	_, stop = platformtest.ServeStoppable(t, name, func(ctx context.Context) (platformtest.Runner, error) {
+	_, stop = platformtest.ServeStoppable(t, name, func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := relaysvc.Load(p.Args("--control-dsn="+p.Control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+p.Topic,
 			"--poll-interval=20ms"))
 		if err != nil {
