@@ -79,10 +79,12 @@ func New(ch driver.Conn, shards []Shard) *Watcher {
 const ScanCap = 100_000
 
 // Applied reads the applied position of every shard that has one: the
-// instant up to which every SENT event of the shard is applied in its
-// partition (see the package comment). Without per-partition positions
-// (nothing recorded yet, or the partition count unknown) it is the shard's
-// newest applied commit (ClickHouse migration 0007).
+// instant up to which every event of the shard is applied, in the partition
+// it was routed to (see the package comment). Without per-partition
+// positions (nothing recorded yet, or the partition count unknown) it
+// starts from the shard's newest applied commit (ClickHouse migration 0007).
+// Either way it stays before the shard's oldest event not sent yet
+// (belowUnsent).
 func (w *Watcher) Applied(ctx context.Context) (map[string]time.Time, error) {
 	newest, err := w.newestApplied(ctx)
 	if err != nil {
@@ -92,9 +94,6 @@ func (w *Watcher) Applied(ctx context.Context) (map[string]time.Time, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n == 0 {
-		return newest, nil
-	}
 	out := map[string]time.Time{}
 	for _, s := range w.shards {
 		pos, ok := parts[s.ID]
@@ -102,8 +101,13 @@ func (w *Watcher) Applied(ctx context.Context) (map[string]time.Time, error) {
 		if !ok && !hasOld {
 			continue // nothing applied of this shard
 		}
-		eff, err := w.effective(ctx, s, pos, n, old, since)
-		if err != nil {
+		eff := old
+		if n > 0 {
+			if eff, err = w.effective(ctx, s, pos, n, old, since); err != nil {
+				return nil, err
+			}
+		}
+		if eff, err = belowUnsent(ctx, s, eff); err != nil {
 			return nil, err
 		}
 		out[s.ID] = eff
@@ -115,6 +119,23 @@ func (w *Watcher) Applied(ctx context.Context) (map[string]time.Time, error) {
 		}
 	}
 	return out, nil
+}
+
+// belowUnsent keeps pos before the shard's oldest event a relay is still to
+// send. A reader relies on the position after it read it: pkg/reconcile
+// reads the positions, then the records, then the outbox statuses of what
+// differs. An event unsent at the first read, sent and not yet applied by
+// the last, must not count as applied because it was committed before a
+// position that never accounted for it (that called delay wrong data).
+func belowUnsent(ctx context.Context, s Shard, pos time.Time) (time.Time, error) {
+	oldest, err := outbox.OldestUnsentCommit(ctx, s.DB)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("shard %s: %w", s.ID, err)
+	}
+	if !oldest.IsZero() && !oldest.After(pos) {
+		return oldest.Add(-time.Millisecond), nil
+	}
+	return pos, nil
 }
 
 // partitionPositions reads the per-(shard, partition) positions, the

@@ -180,3 +180,21 @@ func anys(ss []string) []any {
 	}
 	return out
 }
+
+// OldestUnsentCommit returns the commit time of the shard's oldest event a
+// relay is still to send (NEW, PROCESSING or FAILED; zero when none). A
+// PARKED event is left out: nothing sends it until an operator replays it.
+// Each status is probed by its own index range (status, due_time).
+func OldestUnsentCommit(ctx context.Context, q Querier) (time.Time, error) {
+	var oldest time.Time
+	for _, st := range []string{StatusNew, StatusProcessing, StatusFailed} {
+		var t sql.NullTime
+		if err := q.QueryRowContext(ctx, "SELECT MIN(create_time) FROM outbox_event WHERE status = ?", st).Scan(&t); err != nil {
+			return time.Time{}, fmt.Errorf("reading the oldest %s outbox commit: %w", st, err)
+		}
+		if t.Valid && (oldest.IsZero() || t.Time.Before(oldest)) {
+			oldest = t.Time.UTC()
+		}
+	}
+	return oldest, nil
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
@@ -263,5 +264,54 @@ func TestStreamHoldsOneStep(t *testing.T) {
 	if err := reconcile.StreamBuckets(context.Background(), f.src, f.dst, reconcile.Scope{DetectID: campaign}, reconcile.DepthContent, 64, bad,
 		func(ds []reconcile.Discrepancy) error { again += len(ds); return nil }, nil); err != nil || again != 50 {
 		t.Errorf("re-reading the buckets found %d, %v; want 50", again, err)
+	}
+}
+
+// TestEventSentAfterThePositionsIsInFlight: a correction's event is unsent
+// when a run reads the applied positions; the relay sends it before the run
+// reads the outbox statuses of what differs, and the consumer has not
+// applied it yet, while a later event of the shard was applied: a position
+// that passed over the unsent event would call its record wrong data. It is
+// in flight.
+func TestEventSentAfterThePositionsIsInFlight(t *testing.T) {
+	w := newWritePath(t)
+	const id = int64(900301)
+	if _, err := w.store(id).Record(t.Context(), resultstore.RecordCommand{DataID: id, DetectID: campaign, UserID: 4, ProjectID: 3,
+		SchoolID: 7, Grade: 5, Result: "2.21", Unit: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	w.deliver(t, nil)
+	if _, err := w.store(id).Correct(t.Context(), resultstore.CorrectCommand{SchoolID: 7, DataID: id, ExpectedVersion: 1, Result: "2.31", Unit: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	// A later record of the same shard, sent and applied: the shard's
+	// newest applied commit is past the unsent correction.
+	const later = id + 2 // the same shard of two
+	if w.m.Owner(later) != w.m.Owner(id) {
+		t.Fatalf("records %d and %d are on different shards", id, later)
+	}
+	if _, err := w.store(later).Record(t.Context(), resultstore.RecordCommand{DataID: later, DetectID: campaign, UserID: 4, ProjectID: 3,
+		SchoolID: 7, Grade: 5, Result: "2.21", Unit: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	w.applyEvents(t, []string{canonical.EventID(later, 1)})
+
+	var outboxes []lagwatch.Shard
+	for i, d := range w.dbs {
+		outboxes = append(outboxes, lagwatch.Shard{ID: w.m.Shards[i].ID, DB: d.DB})
+	}
+	fl := reconcile.NewOutboxFlight(w.dst.Conn, outboxes)
+	_, applied, err := fl.Positions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The relay sends everything now; the consumer applies none of it.
+	w.deliver(t, func(string) bool { return true })
+	got, err := fl.InFlight(t.Context(), map[int64]int64{id: 2}, applied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got[id]; !ok {
+		t.Fatalf("record %d's v2, unsent when the positions were read (%v) and sent since, is not in flight: %v", id, applied, got)
 	}
 }
