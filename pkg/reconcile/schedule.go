@@ -99,24 +99,31 @@ type CampaignSource interface {
 	RevisionReader
 }
 
+// shardCampaigns adds the campaigns of one shard's bucket aggregates to
+// seen.
+func shardCampaigns(ctx context.Context, db *sql.DB, seen map[int64]bool) error {
+	rows, err := db.QueryContext(ctx, "SELECT DISTINCT detect_id FROM campaign_bucket")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		seen[id] = true
+	}
+	// Err: an error that ended the iteration early is reported by Err alone.
+	return rows.Err()
+}
+
 // Campaigns implements CampaignSource: every campaign with a bucket
 // aggregate on any shard, ascending.
 func (m MySQLSource) Campaigns(ctx context.Context) ([]int64, error) {
 	seen := map[int64]bool{}
 	for i, db := range m.Shards {
-		rows, err := db.QueryContext(ctx, "SELECT DISTINCT detect_id FROM campaign_bucket")
-		if err != nil {
-			return nil, fmt.Errorf("shard %d campaigns: %w", i, err)
-		}
-		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("shard %d campaigns: %w", i, err)
-			}
-			seen[id] = true
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		if err := shardCampaigns(ctx, db, seen); err != nil {
 			return nil, fmt.Errorf("shard %d campaigns: %w", i, err)
 		}
 	}
@@ -464,7 +471,10 @@ func (s *Scheduler) cycleHeld(ctx context.Context) error {
 			}
 			ok, err := s.sched.Acquire(ctx, s.holder, s.cfg.LeaseTTL)
 			if err != nil || !ok {
-				cancel(fmt.Errorf("scheduler lease lost (%v)", err))
+				if err == nil {
+					err = errors.New("another replica holds it")
+				}
+				cancel(fmt.Errorf("scheduler lease lost: %w", err))
 				return
 			}
 		}

@@ -340,7 +340,7 @@ func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, e
 			// Best effort: leave nothing that reserves records; a crash
 			// here leaves the PLANNING repairs to DropPlanning.
 			if derr := s.DropPlanning(context.WithoutCancel(ctx), spec.RequestID, owner); derr != nil {
-				err = fmt.Errorf("%w (removing the incomplete request: %v)", err, derr)
+				err = errors.Join(err, fmt.Errorf("removing the incomplete request: %w", derr))
 			}
 		}
 		return nil, err
@@ -455,30 +455,35 @@ func (s *Store) TakeOverPlanning(ctx context.Context, requestID, owner string, l
 	return n > 0, nil
 }
 
-// DropPlanning deletes what an incomplete request stored while owner holds
-// its lease: the items of its PLANNING repairs in bounded batches, then in
-// one transaction its rebuilds, transitions, repairs and the request row,
-// so that the request id can be planned again. A request no longer
-// PLANNING under owner changes nothing (errPlanningLost).
-func (s *Store) DropPlanning(ctx context.Context, requestID, owner string) error {
+// planning reads the repairs (and their rebuilds) of a request PLANNING
+// under owner.
+func (s *Store) planning(ctx context.Context, requestID, owner string) (repairs, rebuilds []any, err error) {
 	rows, err := s.db.QueryContext(ctx, "SELECT repair_id, rebuild_id FROM repair WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ?", requestID, owner)
 	if err != nil {
-		return fmt.Errorf("reading the planning of request %s: %w", requestID, err)
+		return nil, nil, err
 	}
-	var repairs, rebuilds []any
+	defer rows.Close()
 	for rows.Next() {
 		var r, rb string
 		if err := rows.Scan(&r, &rb); err != nil {
-			rows.Close()
-			return fmt.Errorf("reading the planning of request %s: %w", requestID, err)
+			return nil, nil, err
 		}
 		repairs = append(repairs, r)
 		if rb != "" {
 			rebuilds = append(rebuilds, rb)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return repairs, rebuilds, rows.Err()
+}
+
+// DropPlanning deletes what an incomplete request stored while owner holds
+// its lease: the items of its PLANNING repairs in bounded batches, then in
+// one transaction its rebuilds, transitions, repairs and the request row,
+// so that the request id can be planned again. A request no longer
+// PLANNING under owner changes nothing (errPlanningLost).
+func (s *Store) DropPlanning(ctx context.Context, requestID, owner string) error {
+	repairs, rebuilds, err := s.planning(ctx, requestID, owner)
+	if err != nil {
 		return fmt.Errorf("reading the planning of request %s: %w", requestID, err)
 	}
 	if len(repairs) == 0 {
