@@ -1,43 +1,26 @@
 package reconcileapi_test
 
 import (
-	"context"
-	"errors"
-	"io"
 	"testing"
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 )
 
 // runOnPlatform starts a CONTENT run of the campaign on the platform's
 // reconcile server and follows it to its end.
 func runOnPlatform(t *testing.T, p *platformtest.Platform, detect int64) *fitnessv1.ReconciliationRun {
 	t.Helper()
-	start, err := p.Reconcile.StartReconciliationRun(platformtest.Operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		t.Fatal(err)
+	id := reconcileapitest.Start(t, p.Reconcile, platformtest.Operator, &fitnessv1.ReconcileScope{DetectId: detect},
+		fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT)
+	seen := reconcileapitest.Watch(t, platformtest.Viewer(), p.Reconcile, id, 60*time.Second)
+	if len(seen) == 0 {
+		return nil
 	}
-	ctx, cancel := context.WithTimeout(platformtest.Viewer(), 60*time.Second)
-	defer cancel()
-	stream, err := p.Reconcile.WatchReconciliationRun(ctx, &fitnessv1.WatchReconciliationRunRequest{RunId: start.GetRun().GetRunId()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var last *fitnessv1.ReconciliationRun
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return last
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = resp.GetRun()
-	}
+	return seen[len(seen)-1]
 }
 
 // TestStoppedConsumerIsInFlightNotMissing is the experiment on the

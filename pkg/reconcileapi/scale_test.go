@@ -15,6 +15,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 )
 
 // defectRecords is the size of the whole-campaign defect (RS_RECONCILE_DEFECT_RECORDS).
@@ -104,12 +105,8 @@ func TestWholeCampaignDefect(t *testing.T) {
 	watch := infratest.StartMemoryWatch(20 * time.Millisecond)
 	heapBefore := heapMiB()
 	runStart := time.Now()
-	start, err := f.client.StartReconciliationRun(ctx, &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := f.watchFor(t, start.GetRun().GetRunId(), 10*time.Minute)
+	runID := reconcileapitest.Start(t, f.client, context.Background, &fitnessv1.ReconcileScope{DetectId: 10001}, fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT)
+	seen := f.watchFor(t, runID, 10*time.Minute)
 	runTime := time.Since(runStart)
 	mem := watch.Stop()
 	final := seen[len(seen)-1]

@@ -2,7 +2,6 @@ package reconcileapi_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/reconcile"
 	"github.com/resultsync/resultsync/pkg/reconcileapi"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/server"
 	"github.com/resultsync/resultsync/pkg/server/servertest"
@@ -110,23 +110,7 @@ func (f *fixture) watch(t *testing.T, runID string) []*fitnessv1.ReconciliationR
 // watchFor is watch with a time limit.
 func (f *fixture) watchFor(t *testing.T, runID string, limit time.Duration) []*fitnessv1.ReconciliationRun {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	stream, err := f.client.WatchReconciliationRun(ctx, &fitnessv1.WatchReconciliationRunRequest{RunId: runID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []*fitnessv1.ReconciliationRun
-	for {
-		resp, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return seen
-		}
-		if err != nil {
-			t.Fatalf("watching: %v", err)
-		}
-		seen = append(seen, resp.GetRun())
-	}
+	return reconcileapitest.Watch(t, context.Background(), f.client, runID, limit)
 }
 
 func fastConfig() reconcile.RunnerConfig {
@@ -142,12 +126,8 @@ func TestRunFindsAndListsDiscrepancies(t *testing.T) {
 	f.put(t, 900001, 2, 7, "2.31", false) // missing in the projection
 	f.put(t, 900002, 1, 8, "2.31", false)
 	f.deliver(t, 900002, 1, 9, "2.31") // mapping defect: wrong school
-	start, err := f.client.StartReconciliationRun(ctx, &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := f.watch(t, start.GetRun().GetRunId())
+	runID := reconcileapitest.Start(t, f.client, context.Background, &fitnessv1.ReconcileScope{DetectId: 10001}, fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT)
+	seen := f.watch(t, runID)
 	final := seen[len(seen)-1]
 	if final.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED || final.GetDiscrepancyCount() != 2 || final.GetEndTime() == nil {
 		t.Fatalf("final run = %v", final)
@@ -201,15 +181,11 @@ func TestLiveChangesAreNotReported(t *testing.T) {
 	}
 	// A correction committed at the source whose event is still in flight.
 	f.put(t, 105, 2, 10, "2.31", false)
-	start, err := f.client.StartReconciliationRun(ctx, &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		t.Fatal(err)
-	}
+	runID := reconcileapitest.Start(t, f.client, context.Background, &fitnessv1.ReconcileScope{DetectId: 10001}, fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT)
 	// Once the scan compared the bucket summaries (the correction's bucket
 	// differs), the projection catches up within the grace period.
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		got, err := f.client.GetReconciliationRun(ctx, &fitnessv1.GetReconciliationRunRequest{RunId: start.GetRun().GetRunId()})
+		got, err := f.client.GetReconciliationRun(ctx, &fitnessv1.GetReconciliationRunRequest{RunId: runID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +197,7 @@ func TestLiveChangesAreNotReported(t *testing.T) {
 		}
 	}
 	f.deliver(t, 105, 2, 10, "2.31")
-	seen := f.watch(t, start.GetRun().GetRunId())
+	seen := f.watch(t, runID)
 	final := seen[len(seen)-1]
 	if final.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED || final.GetDiscrepancyCount() != 0 {
 		t.Fatalf("final run = %v; want no discrepancy (ordinary lag)", final)
@@ -259,12 +235,8 @@ func TestBoundaryRetry(t *testing.T) {
 	for i := range int64(10) {
 		f.put(t, 100+i, 1, 10, "2.21", true)
 	}
-	start, err := f.client.StartReconciliationRun(context.Background(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_VERSIONS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := f.watch(t, start.GetRun().GetRunId())
+	runID := reconcileapitest.Start(t, f.client, context.Background, &fitnessv1.ReconcileScope{DetectId: 10001}, fitnessv1.ReconcileDepth_RECONCILE_DEPTH_VERSIONS)
+	seen := f.watch(t, runID)
 	final := seen[len(seen)-1]
 	if final.GetBoundaryRetries() != 2 || !strings.Contains(final.GetMessage(), "revision moved") {
 		t.Errorf("run = %v; want 2 boundary retries reported", final)
@@ -341,12 +313,8 @@ func TestRunsBeyondTheLimitWaitQueued(t *testing.T) {
 	f.put(t, 900001, 1, 7, "2.21", false) // one real discrepancy: every run drills and waits
 	var ids []string
 	for range 3 {
-		start, err := f.client.StartReconciliationRun(ctx, &fitnessv1.StartReconciliationRunRequest{
-			Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, start.GetRun().GetRunId())
+		ids = append(ids, reconcileapitest.Start(t, f.client, context.Background, &fitnessv1.ReconcileScope{DetectId: 10001},
+			fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT))
 	}
 	full := &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS}
 	if _, err := f.client.StartReconciliationRun(ctx, full); status.Code(err) != codes.ResourceExhausted {

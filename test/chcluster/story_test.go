@@ -14,6 +14,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 )
 
 // The canonical story on the cluster: 2.21 corrected to 2.31 reads as 2.31
@@ -279,37 +280,12 @@ func (c *cluster) origins(id int64) []chstore.Row {
 // reconcile server and returns its id and discrepancies.
 func (c *cluster) reconcile() (string, []*fitnessv1.Discrepancy) {
 	c.t.Helper()
-	started, err := c.recon.StartReconciliationRun(platformtest.Operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: campaign}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		c.t.Fatalf("start reconciliation: %v", err)
-	}
-	id := started.GetRun().GetRunId()
-	var run *fitnessv1.ReconciliationRun
-	c.waitFor("reconciliation run "+id, 90*time.Second, func() bool {
-		got, err := c.recon.GetReconciliationRun(platformtest.Operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		run = got.GetRun()
-		s := run.GetState()
-		return s == fitnessv1.RunState_RUN_STATE_SUCCEEDED || s == fitnessv1.RunState_RUN_STATE_FAILED
-	})
+	run := reconcileapitest.Run(c.t, c.recon, platformtest.Operator, &fitnessv1.ReconcileScope{DetectId: campaign},
+		fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT, 90*time.Second)
 	if run.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
 		c.t.Fatalf("reconciliation: %s %s", run.GetState(), run.GetErrorMessage())
 	}
-	var all []*fitnessv1.Discrepancy
-	token := ""
-	for {
-		page, err := c.recon.ListDiscrepancies(platformtest.Operator(), &fitnessv1.ListDiscrepanciesRequest{RunId: id, PageSize: 100, PageToken: token})
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		all = append(all, page.GetDiscrepancies()...)
-		if token = page.GetNextPageToken(); token == "" {
-			return id, all
-		}
-	}
+	return run.GetRunId(), reconcileapitest.Discrepancies(c.t, c.recon, platformtest.Operator, run.GetRunId())
 }
 
 func classes(ds []*fitnessv1.Discrepancy) map[int64]fitnessv1.DiscrepancyClass {

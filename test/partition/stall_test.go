@@ -13,6 +13,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/platformtest"
 	"github.com/resultsync/resultsync/pkg/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 )
 
 const (
@@ -32,26 +33,9 @@ func consumePartition(t *testing.T, p *platformtest.Platform, i int) {
 // run reconciles the campaign at CONTENT depth to its end.
 func run(t *testing.T, p *platformtest.Platform) *fitnessv1.ReconciliationRun {
 	t.Helper()
-	started, err := p.Reconcile.StartReconciliationRun(platformtest.Operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := started.GetRun().GetRunId()
-	var r *fitnessv1.ReconciliationRun
-	p.WaitFor("run "+id, 2*time.Minute, func() bool {
-		g, err := p.Reconcile.GetReconciliationRun(platformtest.Viewer(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = g.GetRun()
-		switch r.GetState() {
-		case fitnessv1.RunState_RUN_STATE_SUCCEEDED, fitnessv1.RunState_RUN_STATE_FAILED, fitnessv1.RunState_RUN_STATE_BOUNDARY_NOT_REACHED:
-			return true
-		}
-		return false
-	})
-	return r
+	id := reconcileapitest.Start(t, p.Reconcile, platformtest.Operator, &fitnessv1.ReconcileScope{DetectId: detect},
+		fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT)
+	return reconcileapitest.Wait(t, p.Reconcile, platformtest.Viewer, id, 2*time.Minute)
 }
 
 // TestStalledPartitionIsInFlightNotWrong: a 4-partition topic, two shards,

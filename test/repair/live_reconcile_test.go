@@ -5,6 +5,7 @@ import (
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 )
 
 // A reconciliation run ends while the campaign it compares keeps being
@@ -33,25 +34,8 @@ func TestReconcileRunEndsUnderLiveCorrections(t *testing.T) {
 	p.WaitFor("live corrections flowing", 30*time.Second, func() bool { sent, _ := writers.Counts(); return sent >= 50 })
 	for _, depth := range []fitnessv1.ReconcileDepth{fitnessv1.ReconcileDepth_RECONCILE_DEPTH_VERSIONS, fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT} {
 		start := time.Now()
-		started, err := p.Reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
-			Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: depth})
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := started.GetRun().GetRunId()
-		var run *fitnessv1.ReconciliationRun
-		p.WaitFor("run "+id+" under live corrections", 120*time.Second, func() bool {
-			got, err := p.Reconcile.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-			if err != nil {
-				t.Fatal(err)
-			}
-			run = got.GetRun()
-			switch run.GetState() {
-			case fitnessv1.RunState_RUN_STATE_SUCCEEDED, fitnessv1.RunState_RUN_STATE_FAILED, fitnessv1.RunState_RUN_STATE_BOUNDARY_NOT_REACHED:
-				return true
-			}
-			return false
-		})
+		run := reconcileapitest.Run(t, p.Reconcile, operator, &fitnessv1.ReconcileScope{DetectId: detect}, depth, 120*time.Second)
+		id := run.GetRunId()
 		sent, failed := writers.Counts()
 		t.Logf("%s run under live corrections: %s in %s, %d discrepancies, %d in flight; %d corrections so far (%d failed); %s",
 			depth, run.GetState(), time.Since(start).Round(time.Millisecond), run.GetDiscrepancyCount(), run.GetInFlightCount(), sent, failed, run.GetMessage())

@@ -17,6 +17,7 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 )
 
 // Campaigns of the tests: the five classes a replay, a tombstone or an
@@ -332,46 +333,17 @@ func (p *platform) reconcileRun(detect int64) (string, []*fitnessv1.Discrepancy)
 // test unless it SUCCEEDED, and returns the run and its discrepancies.
 func (p *platform) scopedRun(scope *fitnessv1.ReconcileScope) (string, []*fitnessv1.Discrepancy) {
 	p.t.Helper()
-	started, err := p.Reconcile.StartReconciliationRun(operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: scope, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		p.t.Fatalf("start reconciliation of %v: %v", scope, err)
-	}
-	id := started.GetRun().GetRunId()
-	var run *fitnessv1.ReconciliationRun
-	p.WaitFor("reconciliation run "+id, 60*time.Second, func() bool {
-		got, err := p.Reconcile.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		run = got.GetRun()
-		switch run.GetState() {
-		case fitnessv1.RunState_RUN_STATE_SUCCEEDED, fitnessv1.RunState_RUN_STATE_FAILED, fitnessv1.RunState_RUN_STATE_BOUNDARY_NOT_REACHED:
-			return true
-		}
-		return false
-	})
+	run := reconcileapitest.Run(p.t, p.Reconcile, operator, scope, fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT, 60*time.Second)
 	if run.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
 		p.t.Fatalf("reconciliation of %v: %s %s %s", scope, run.GetState(), run.GetErrorMessage(), run.GetMessage())
 	}
-	return p.discrepancies(id)
+	return p.discrepancies(run.GetRunId())
 }
 
 // discrepancies lists every discrepancy of a run, page by page.
 func (p *platform) discrepancies(run string) (string, []*fitnessv1.Discrepancy) {
 	p.t.Helper()
-	var all []*fitnessv1.Discrepancy
-	token := ""
-	for {
-		page, err := p.Reconcile.ListDiscrepancies(operator(), &fitnessv1.ListDiscrepanciesRequest{RunId: run, PageSize: 100, PageToken: token})
-		if err != nil {
-			p.t.Fatal(err)
-		}
-		all = append(all, page.GetDiscrepancies()...)
-		if token = page.GetNextPageToken(); token == "" {
-			return run, all
-		}
-	}
+	return run, reconcileapitest.Discrepancies(p.t, p.Reconcile, operator, run)
 }
 
 func classes(ds []*fitnessv1.Discrepancy) map[int64]fitnessv1.DiscrepancyClass {

@@ -30,6 +30,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/consumer"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 	"github.com/resultsync/resultsync/pkg/relay"
 	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
@@ -436,40 +437,13 @@ func reconcileAndRepairAcrossShards(t *testing.T, p *platformtest.Platform, want
 // returns its id and discrepancies.
 func reconcileRun(t *testing.T, p *platformtest.Platform, detect int64) (string, []*fitnessv1.Discrepancy) {
 	t.Helper()
-	started, err := p.Reconcile.StartReconciliationRun(platformtest.Operator(), &fitnessv1.StartReconciliationRunRequest{
-		Scope: &fitnessv1.ReconcileScope{DetectId: detect}, Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := started.GetRun().GetRunId()
-	var run *fitnessv1.ReconciliationRun
-	p.WaitFor("run "+id, 2*time.Minute, func() bool {
-		g, err := p.Reconcile.GetReconciliationRun(platformtest.Viewer(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		run = g.GetRun()
-		switch run.GetState() {
-		case fitnessv1.RunState_RUN_STATE_SUCCEEDED, fitnessv1.RunState_RUN_STATE_FAILED, fitnessv1.RunState_RUN_STATE_BOUNDARY_NOT_REACHED:
-			return true
-		}
-		return false
-	})
+	id := reconcileapitest.Start(t, p.Reconcile, platformtest.Operator, &fitnessv1.ReconcileScope{DetectId: detect},
+		fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT)
+	run := reconcileapitest.Wait(t, p.Reconcile, platformtest.Viewer, id, 2*time.Minute)
 	if run.GetState() != fitnessv1.RunState_RUN_STATE_SUCCEEDED {
 		t.Fatalf("run %s ended %s: %s", id, run.GetState(), run.GetErrorMessage())
 	}
-	var out []*fitnessv1.Discrepancy
-	token := ""
-	for {
-		page, err := p.Reconcile.ListDiscrepancies(platformtest.Viewer(), &fitnessv1.ListDiscrepanciesRequest{RunId: id, PageSize: 100, PageToken: token})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, page.GetDiscrepancies()...)
-		if token = page.GetNextPageToken(); token == "" {
-			return id, out
-		}
-	}
+	return id, reconcileapitest.Discrepancies(t, p.Reconcile, platformtest.Viewer, id)
 }
 
 // TestConsumersScaleOneThreeOneAt1000PerSecond: events published to a topic
