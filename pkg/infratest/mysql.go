@@ -108,6 +108,22 @@ func NewMySQLDatabase(t testing.TB, kind schema.Kind) *MySQLDatabase {
 	return d
 }
 
+// ProxiedDSN starts a Proxy to d's server (closed when the test ends) and
+// returns it with d's DSN through it, dialing with a 500ms timeout so that a
+// cut path fails fast: the DSN to give a server under test whose path to d
+// the test cuts.
+func (d *MySQLDatabase) ProxiedDSN(t testing.TB) (*Proxy, string) {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(d.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := NewProxy(t, cfg.Addr)
+	cfg.Addr = proxy.Addr()
+	cfg.Timeout = 500 * time.Millisecond
+	return proxy, cfg.FormatDSN()
+}
+
 // Proxied starts a Proxy to d's server (closed when the test ends) and
 // opens d through it: the fault tests cut, pause or hold that path while d.DB
 // stays direct.

@@ -51,6 +51,7 @@ type Running struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed when Run returned
 	err    error         // Run's result, once done
+	conn   *grpc.ClientConn
 	health healthpb.HealthClient
 }
 
@@ -69,7 +70,7 @@ func Start(t testing.TB, svc Runner) *Running {
 		cancel()
 		t.Fatal(err)
 	}
-	r.health = healthpb.NewHealthClient(conn)
+	r.conn, r.health = conn, healthpb.NewHealthClient(conn)
 	t.Cleanup(func() {
 		conn.Close()
 		cancel()
@@ -96,6 +97,10 @@ func (r *Running) Stop(t testing.TB) (time.Duration, error) {
 	}
 }
 
+// Conn is a client connection to the server's gRPC address, closed when the
+// test ends.
+func (r *Running) Conn() *grpc.ClientConn { return r.conn }
+
 // Done is closed when Run returned, by itself or after Stop.
 func (r *Running) Done() <-chan struct{} { return r.done }
 
@@ -108,9 +113,15 @@ func (r *Running) Err() error {
 // Health returns the status of a health service name ("" is the server,
 // server.DependencyHealthName(x) a dependency); UNKNOWN when the call fails.
 func (r *Running) Health(service string) healthpb.HealthCheckResponse_ServingStatus {
+	return healthOf(r.health, service)
+}
+
+// healthOf is the status of service by hc; UNKNOWN when the call fails
+// (within 2s).
+func healthOf(hc healthpb.HealthClient, service string) healthpb.HealthCheckResponse_ServingStatus {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	resp, err := r.health.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
 	if err != nil {
 		return healthpb.HealthCheckResponse_UNKNOWN
 	}
@@ -131,6 +142,36 @@ func (r *Running) WaitHealth(t testing.TB, service string, want healthpb.HealthC
 			t.Fatalf("health of %q is %v after %s, want %v", service, got, timeout, want)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitHealthAll polls every 50ms until every service name of want has its
+// status, or fails the test after timeout naming what each had.
+func (r *Running) WaitHealthAll(t testing.TB, want map[string]healthpb.HealthCheckResponse_ServingStatus, timeout time.Duration) {
+	t.Helper()
+	WaitHealthAll(t, r.health, want, timeout)
+}
+
+// WaitHealthAll polls hc every 50ms until every service name of want has
+// its status (a failing check counts as UNKNOWN), or fails the test after
+// timeout naming what each had.
+func WaitHealthAll(t testing.TB, hc healthpb.HealthClient, want map[string]healthpb.HealthCheckResponse_ServingStatus, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		got := map[string]healthpb.HealthCheckResponse_ServingStatus{}
+		ok := true
+		for name, st := range want {
+			got[name] = healthOf(hc, name)
+			ok = ok && got[name] == st
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health = %v; want %v", got, want)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

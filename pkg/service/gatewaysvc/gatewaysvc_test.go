@@ -15,7 +15,6 @@ import (
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -25,6 +24,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/auth"
 	"github.com/resultsync/resultsync/pkg/config/configtest"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
 )
 
@@ -139,39 +139,14 @@ func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	svc, err := gatewaysvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	svc, err := gatewaysvc.New(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	hc := healthpb.NewHealthClient(conn)
+	r := servertest.Start(t, svc)
 	waitHealth := func(want map[string]healthpb.HealthCheckResponse_ServingStatus) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			got := map[string]healthpb.HealthCheckResponse_ServingStatus{}
-			ok := true
-			for name, st := range want {
-				resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: name})
-				got[name] = resp.GetStatus()
-				ok = ok && err == nil && got[name] == st
-			}
-			if ok {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("health = %v; want %v", got, want)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		r.WaitHealthAll(t, want, 20*time.Second)
 	}
 	const (
 		serving    = healthpb.HealthCheckResponse_SERVING
@@ -208,14 +183,8 @@ func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
 	resultsHealth.SetServingStatus("", serving)
 	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{"": serving, "dependency/results": serving})
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run after the context ended = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after the context ended")
+	if _, err := r.Stop(t); err != nil {
+		t.Errorf("Run after the context ended = %v, want nil", err)
 	}
 	if _, err := net.DialTimeout("tcp", svc.APIAddr(), time.Second); err == nil {
 		t.Error("the JSON API still accepts connections after Run returned")
@@ -237,18 +206,11 @@ func TestStreamErrorWithAnUnknownDetailType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := gatewaysvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
+	svc, err := gatewaysvc.New(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if err != nil {
-		cancel()
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	servertest.Start(t, svc)
 	code, body := get(t, "http://"+svc.APIAddr()+"/v1/repairs/r-1:watch", "Authorization", "Bearer dev-viewer")
 	if code != http.StatusBadRequest || !strings.Contains(body, `"error"`) || !strings.Contains(body, "page_size too large") ||
 		!strings.Contains(body, "google.rpc.BadRequest") || strings.Contains(body, "NotLinked") {

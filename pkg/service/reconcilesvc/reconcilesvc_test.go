@@ -8,10 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -23,7 +20,9 @@ import (
 	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/shard"
 )
@@ -59,7 +58,9 @@ type env struct {
 	control  *infratest.MySQLDatabase
 	store    *reconcile.RunStore
 	shardPx  []*infratest.Proxy
+	shardVia []string // the shards' DSNs through shardPx
 	ctlPx    *infratest.Proxy
+	ctlVia   string // the control database's DSN through ctlPx
 	chPx     *infratest.Proxy
 	chDBName string
 	proj     *chstore.Projection
@@ -75,37 +76,17 @@ func newEnv(t *testing.T) *env {
 		db := infratest.NewMySQLDatabase(t, schema.Shard)
 		e.shards = append(e.shards, db)
 		e.m.Shards = append(e.m.Shards, shard.Shard{ID: id, DSN: db.DSN})
-		e.shardPx = append(e.shardPx, infratest.NewProxy(t, addrOf(t, db.DSN)))
+		px, dsn := db.ProxiedDSN(t)
+		e.shardPx, e.shardVia = append(e.shardPx, px), append(e.shardVia, dsn)
 	}
 	e.control = infratest.NewMySQLDatabase(t, schema.Control)
 	e.store = reconcile.NewRunStore(e.control.DB)
-	e.ctlPx = infratest.NewProxy(t, addrOf(t, e.control.DSN))
+	e.ctlPx, e.ctlVia = e.control.ProxiedDSN(t)
 	ch := infratest.NewClickHouseDatabase(t, true)
 	e.chDBName = ch.Name
 	e.proj = chstore.NewProjection(ch.Conn)
 	e.chPx = infratest.NewProxy(t, infratest.ClickHouseAddr())
 	return e
-}
-
-func addrOf(t *testing.T, dsn string) string {
-	t.Helper()
-	c, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Addr
-}
-
-// via returns dsn with its address replaced by addr.
-func via(t *testing.T, dsn, addr string) string {
-	t.Helper()
-	c, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Addr = addr
-	c.Timeout = 500 * time.Millisecond
-	return c.FormatDSN()
 }
 
 // interruptedRun stores a run left RUNNING, as by a crash.
@@ -134,11 +115,8 @@ func (e *env) record(t *testing.T, dataID int64) {
 }
 
 type running struct {
-	svc  *reconcilesvc.Service
-	conn *grpc.ClientConn
-	hc   healthpb.HealthClient
-	rc   fitnessv1.ReconcileServiceClient
-	stop func() (time.Duration, error)
+	*servertest.Running
+	rc fitnessv1.ReconcileServiceClient
 }
 
 // start builds the server as main does (Load, New, Run), on loopback ports.
@@ -152,75 +130,28 @@ func (e *env) startWith(t *testing.T, extra ...string) *running {
 	t.Helper()
 	var shards []string
 	for i, s := range e.m.Shards {
-		shards = append(shards, s.ID+"="+via(t, s.DSN, e.shardPx[i].Addr()))
+		shards = append(shards, s.ID+"="+e.shardVia[i])
 	}
 	configtest.ClearEnv(t)
 	cfg, err := reconcilesvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
 		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","),
-		"--control-dsn=" + via(t, e.control.DSN, e.ctlPx.Addr()),
+		"--control-dsn=" + e.ctlVia,
 		"--clickhouse-addr=" + e.chPx.Addr(), "--clickhouse-database=" + e.chDBName,
 		"--grace=10ms", "--catch-up-wait=10ms"}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := reconcilesvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	svc, err := reconcilesvc.New(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stopped bool
-	stop := func() (time.Duration, error) {
-		stopped = true
-		start := time.Now()
-		cancel()
-		select {
-		case err := <-done:
-			return time.Since(start), err
-		case <-time.After(30 * time.Second):
-			t.Fatal("Run did not return after the context ended")
-			return 0, nil
-		}
-	}
-	t.Cleanup(func() {
-		conn.Close()
-		if !stopped {
-			_, _ = stop()
-		}
-	})
-	return &running{svc: svc, conn: conn, hc: healthpb.NewHealthClient(conn), rc: fitnessv1.NewReconcileServiceClient(conn), stop: stop}
+	r := servertest.Start(t, svc)
+	return &running{Running: r, rc: fitnessv1.NewReconcileServiceClient(r.Conn())}
 }
 
 func (r *running) waitHealth(t *testing.T, want map[string]healthpb.HealthCheckResponse_ServingStatus) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := map[string]healthpb.HealthCheckResponse_ServingStatus{}
-		ok := true
-		for svc, st := range want {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			resp, err := r.hc.Check(ctx, &healthpb.HealthCheckRequest{Service: svc})
-			cancel()
-			got[svc] = resp.GetStatus()
-			if err != nil {
-				got[svc] = healthpb.HealthCheckResponse_UNKNOWN
-			}
-			ok = ok && got[svc] == st
-		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health = %v; want %v", got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	r.WaitHealthAll(t, want, 20*time.Second)
 }
 
 func operator() context.Context {
@@ -235,20 +166,7 @@ func startRun(rc fitnessv1.ReconcileServiceClient) (*fitnessv1.ReconciliationRun
 
 func waitRun(t *testing.T, rc fitnessv1.ReconcileServiceClient, id string) *fitnessv1.ReconciliationRun {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := rc.GetReconciliationRun(operator(), &fitnessv1.GetReconciliationRunRequest{RunId: id})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st := resp.GetRun().GetState(); st == fitnessv1.RunState_RUN_STATE_SUCCEEDED || st == fitnessv1.RunState_RUN_STATE_FAILED {
-			return resp.GetRun()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s still %v", id, resp.GetRun().GetState())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return reconcileapitest.Wait(t, rc, operator, id, 30*time.Second)
 }
 
 // The server main builds marks the runs a restart interrupted FAILED,
@@ -291,7 +209,7 @@ func TestRunsAndHealthFollowTheDependencies(t *testing.T) {
 	e.ctlPx.Up()
 	r.waitHealth(t, all)
 
-	if took, err := r.stop(); err != nil || took > 5*time.Second {
+	if took, err := r.Stop(t); err != nil || took > 5*time.Second {
 		t.Errorf("Run after the context ended = %v after %s; want nil within the grace", err, took)
 	}
 }

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
@@ -21,6 +18,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/schema"
 	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 )
 
@@ -59,48 +57,6 @@ func TestValidateNamesTheShardMap(t *testing.T) {
 	}
 }
 
-// via returns dsn with its address replaced by addr.
-func via(t *testing.T, dsn, addr string) string {
-	t.Helper()
-	c, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Addr = addr
-	c.Timeout = 500 * time.Millisecond
-	return c.FormatDSN()
-}
-
-func health(hc healthpb.HealthClient, service string) healthpb.HealthCheckResponse_ServingStatus {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
-	if err != nil {
-		return healthpb.HealthCheckResponse_UNKNOWN
-	}
-	return resp.GetStatus()
-}
-
-func waitHealth(t *testing.T, hc healthpb.HealthClient, want map[string]healthpb.HealthCheckResponse_ServingStatus) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		got := map[string]healthpb.HealthCheckResponse_ServingStatus{}
-		ok := true
-		for svc, st := range want {
-			got[svc] = health(hc, svc)
-			ok = ok && got[svc] == st
-		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health = %v; want %v", got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // The server main builds serves the write path behind authentication, and
 // its health follows the shards: one shard down shows on its own name only,
 // every shard down takes the server NOT_SERVING, and it recovers by itself.
@@ -108,10 +64,9 @@ func TestServesAndHealthFollowsTheShards(t *testing.T) {
 	var proxies []*infratest.Proxy
 	var shards []string
 	for _, id := range []string{"shard-0", "shard-1"} {
-		db := infratest.NewMySQLDatabase(t, schema.Shard)
-		p := infratest.NewProxy(t, mustAddr(t, db.DSN))
+		p, dsn := infratest.NewMySQLDatabase(t, schema.Shard).ProxiedDSN(t)
 		proxies = append(proxies, p)
-		shards = append(shards, id+"="+via(t, db.DSN, p.Addr()))
+		shards = append(shards, id+"="+dsn)
 	}
 	configtest.ClearEnv(t)
 	cfg, err := resultssvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--shutdown-grace=1s",
@@ -119,8 +74,7 @@ func TestServesAndHealthFollowsTheShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx := context.Background()
 	svc, err := resultssvc.New(ctx, slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -128,22 +82,19 @@ func TestServesAndHealthFollowsTheShards(t *testing.T) {
 	if svc.GRPCAddr() == "" || svc.HTTPAddr() == "" {
 		t.Fatalf("New returned before binding: grpc %q http %q", svc.GRPCAddr(), svc.HTTPAddr())
 	}
-	done := make(chan error, 1)
-	go func() { done <- svc.Run(ctx) }()
-	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	hc := healthpb.NewHealthClient(conn)
+	r := servertest.Start(t, svc)
 	const (
 		serving    = healthpb.HealthCheckResponse_SERVING
 		notServing = healthpb.HealthCheckResponse_NOT_SERVING
 	)
-	waitHealth(t, hc, map[string]healthpb.HealthCheckResponse_ServingStatus{
+	waitHealth := func(want map[string]healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		r.WaitHealthAll(t, want, 20*time.Second)
+	}
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{
 		"": serving, "dependency/shard-0": serving, "dependency/shard-1": serving, "dependency/shards": serving})
 
-	results := fitnessv1.NewResultServiceClient(conn)
+	results := fitnessv1.NewResultServiceClient(r.Conn())
 	req := &fitnessv1.RecordResultRequest{RequestId: "svc-r", DataId: 700001, DetectId: 10001,
 		UserId: 4, ProjectId: 3, SchoolId: 7, Grade: 5, Result: "2.21", Unit: "m"}
 	if _, err := results.RecordResult(ctx, req); err == nil {
@@ -155,32 +106,17 @@ func TestServesAndHealthFollowsTheShards(t *testing.T) {
 	}
 
 	proxies[1].Down()
-	waitHealth(t, hc, map[string]healthpb.HealthCheckResponse_ServingStatus{
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{
 		"": serving, "dependency/shard-0": serving, "dependency/shard-1": notServing})
 	proxies[0].Down()
-	waitHealth(t, hc, map[string]healthpb.HealthCheckResponse_ServingStatus{
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{
 		"": notServing, "dependency/shard-0": notServing, "dependency/shards": notServing})
 	proxies[0].Up()
 	proxies[1].Up()
-	waitHealth(t, hc, map[string]healthpb.HealthCheckResponse_ServingStatus{
+	waitHealth(map[string]healthpb.HealthCheckResponse_ServingStatus{
 		"": serving, "dependency/shard-0": serving, "dependency/shard-1": serving, "dependency/shards": serving})
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Run after the context ended = %v, want nil", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after the context ended")
+	if _, err := r.Stop(t); err != nil {
+		t.Errorf("Run after the context ended = %v, want nil", err)
 	}
-}
-
-func mustAddr(t *testing.T, dsn string) string {
-	t.Helper()
-	c, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Addr
 }
