@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Current ClickHouse, in-process: chdb-core from PyPI in a virtualenv, for tests run with
-# RS_CH_ENGINE=chdb (pkg/infratest/chdb.go drives deploy/local/chdb/chdb_server.py with it).
+# RS_CH_ENGINE=chdb (pkg/testkit/chdb drives deploy/local/chdb/chdb_server.py with it).
 #
 #   deploy/local/chdb.sh install   create or update $RS_CACHE/chdb-venv from chdb/requirements.txt
 #   deploy/local/chdb.sh status    exit 0 only when the venv is current and chdb answers

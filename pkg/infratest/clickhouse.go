@@ -12,6 +12,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/chdb"
 )
 
 // ClickHouseAddr is the native address of the local ClickHouse.
@@ -29,7 +30,8 @@ func ClickHouseAppAccount() (user, password string) {
 
 // ClickHouseEngine names the ClickHouse the tests run on, chosen by
 // RS_CH_ENGINE: "server" (the default: the local ClickHouse 18.16 server at
-// ClickHouseAddr) or "chdb" (current ClickHouse in-process, see OpenChDB).
+// ClickHouseAddr) or "chdb" (current ClickHouse in-process, see package
+// pkg/testkit/chdb).
 func ClickHouseEngine() string {
 	switch Env("RS_CH_ENGINE", "server") {
 	case "server":
@@ -64,7 +66,7 @@ type ClickHouseDatabase struct {
 // Connection failures to the server, or a missing chdb installation, wrap
 // ErrUnreachable. With RS_CH_ENGINE=chdb each database has its own chdb
 // subprocess, ended by the drop function, and scans as strictly as the
-// native driver (see chdb.go).
+// native driver (see chdb.OpenStrict).
 func CreateClickHouseDatabase(ctx context.Context, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
 	return CreateClickHouseDatabaseOn(ctx, Env("RS_CH_ENGINE", "server"), prefix, migrate)
 }
@@ -117,7 +119,10 @@ func CreateClickHouseDatabaseOn(ctx context.Context, engine, prefix string, migr
 
 func createChDBDatabase(ctx context.Context, prefix string, migrate bool) (*ClickHouseDatabase, func(), error) {
 	name := prefix + "_" + Suffix()
-	conn, err := openChDB(ctx, name, true)
+	conn, err := chdb.OpenStrict(ctx, name)
+	if errors.Is(err, chdb.ErrUnavailable) {
+		return nil, nil, fmt.Errorf("%w: %w", ErrUnreachable, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,6 +17,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/resultsync/resultsync/pkg/testkit/chdb"
 )
 
 // Required reports whether a missing server must fail the test.
@@ -35,26 +37,14 @@ func Unavailable(t testing.TB, server, logName string, err error) {
 	t.Skipf("%s; run `make up` to start the local stack (set RS_REQUIRE_INFRA=1 to fail instead)", msg)
 }
 
-// StateDir is the project-local state directory ($RS_STATE or <repo>/.local).
-func StateDir() string {
-	if d := os.Getenv("RS_STATE"); d != "" {
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return ".local"
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, ".local")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ".local"
-		}
-		dir = parent
-	}
-}
+// StateDir is the project-local state directory ($RS_STATE or <repo>/.local;
+// see chdb.StateDir).
+func StateDir() string { return chdb.StateDir() }
+
+// RepoRoot is $RS_ROOT or the nearest directory above the working directory
+// that holds go.mod: where tests find deploy/local's scripts (see
+// chdb.RepoRoot).
+func RepoRoot() (string, error) { return chdb.RepoRoot() }
 
 // LogTail returns the last n lines of $RS_STATE/logs/<name>, or a note that
 // there is none.

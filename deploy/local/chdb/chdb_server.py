@@ -2,7 +2,7 @@
 
     chdb_server.py SESSION_DIR
 
-Used by pkg/infratest/chdb.go. One JSON object per line each way:
+Used by pkg/testkit/chdb. One JSON object per line each way:
 
     request   {"id": 1, "sql": "SELECT 1 AS x"}
     response  {"id": 1, "ok": true, "meta": [{"name": "x", "type": "UInt8"}], "data": [[1]]}

@@ -1,4 +1,28 @@
-package infratest
+// Package chdb is a clickhouse-go driver.Conn over chdb (current ClickHouse,
+// in-process, from PyPI): a Python subprocess,
+// deploy/local/chdb/chdb_server.py, holds one chdb session and answers one
+// JSON line per statement. It lets the tests that run on the local
+// ClickHouse 18.16 server run unchanged on ClickHouse 26.x
+// (RS_CH_ENGINE=chdb; pkg/infratest's CreateClickHouseDatabase opens it).
+//
+// Fidelity to clickhouse-go's native protocol, where it matters for proving
+// statements:
+//   - `?` arguments are bound client-side into literals exactly as
+//     clickhouse-go v2.51 binds them (bind.go), with the server timezone UTC.
+//   - A batch's columns are clickhouse-go's own column types, built from the
+//     table's column types, so Append accepts and rejects exactly the Go
+//     values the native driver does.
+//   - Scan converts to the destination type. A connection from Open is
+//     lenient (an Int64 scans into *int, which the native driver refuses); one
+//     from OpenStrict is strict: it also rejects every destination
+//     clickhouse-go's native column of that type rejects, so a result type
+//     that changed between engines fails as it would on a 26.x server.
+//     RS_CHDB_STRICT_SCAN=1 or 0 forces either.
+//
+// Limits: positional `?` only (no named or $N arguments), strings must be
+// UTF-8, settings passed with clickhouse.Context are ignored, and a result
+// set is read whole before Query returns.
+package chdb
 
 import (
 	"bufio"
@@ -29,39 +53,20 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// This file is a driver.Conn over chdb (current ClickHouse, in-process, from
-// PyPI): a Python subprocess, deploy/local/chdb/chdb_server.py, holds one
-// chdb session and answers one JSON line per statement. It lets the tests
-// that run on the local ClickHouse 18.16 server run unchanged on ClickHouse
-// 26.x (RS_CH_ENGINE=chdb).
-//
-// Fidelity to clickhouse-go's native protocol, where it matters for proving
-// statements:
-//   - `?` arguments are bound client-side into literals exactly as
-//     clickhouse-go v2.51 binds them (bind.go), with the server timezone UTC.
-//   - A batch's columns are clickhouse-go's own column types, built from the
-//     table's column types, so Append accepts and rejects exactly the Go
-//     values the native driver does.
-//   - Scan converts to the destination type. A connection from OpenChDB is
-//     lenient (an Int64 scans into *int, which the native driver refuses); one
-//     from CreateClickHouseDatabase is strict: it also rejects every
-//     destination clickhouse-go's native column of that type rejects, so a
-//     result type that changed between engines fails as it would on a 26.x
-//     server. RS_CHDB_STRICT_SCAN=1 or 0 forces either.
-//
-// Limits: positional `?` only (no named or $N arguments), strings must be
-// UTF-8, settings passed with clickhouse.Context are ignored, and a result
-// set is read whole before Query returns.
-
 var _ driver.Conn = (*chdbConn)(nil)
 
 // chdbServerTZ is the timezone of the chdb process (TZ), like the local
 // server's <timezone>UTC</timezone>.
 var chdbServerTZ = time.UTC
 
-// ChDBPython is the Python interpreter that runs chdb: RS_CHDB_PYTHON, or the
+// ErrUnavailable is wrapped by Open's errors when chdb is not installed or
+// its process does not start or dies at once (pkg/infratest reports it as
+// its ErrUnreachable: a failure under CI, a skip otherwise).
+var ErrUnavailable = errors.New("unavailable")
+
+// Python is the Python interpreter that runs chdb: RS_CHDB_PYTHON, or the
 // virtualenv deploy/local/chdb.sh install creates in $RS_CACHE.
-func ChDBPython() string {
+func Python() string {
 	if p := os.Getenv("RS_CHDB_PYTHON"); p != "" {
 		return p
 	}
@@ -78,45 +83,79 @@ func ChDBPython() string {
 }
 
 // RepoRoot is $RS_ROOT or the nearest directory above the working directory
-// that holds go.mod: where tests find deploy/local's scripts.
-func RepoRoot() (string, error) { return repoRoot() }
-
-// repoRoot is RepoRoot.
-func repoRoot() (string, error) {
+// that holds go.mod: where tests find deploy/local's scripts (chdb_server.py
+// among them).
+func RepoRoot() (string, error) {
 	if d := os.Getenv("RS_ROOT"); d != "" {
 		return d, nil
 	}
+	dir, ok := moduleRoot()
+	if !ok {
+		return "", errors.New("no go.mod above the working directory (set RS_ROOT)")
+	}
+	return dir, nil
+}
+
+// StateDir is the project-local state directory ($RS_STATE or <the nearest
+// directory above the working directory that holds go.mod>/.local, else
+// .local); the chdb process's stderr goes to its logs/chdb.log.
+func StateDir() string {
+	if d := os.Getenv("RS_STATE"); d != "" {
+		return d
+	}
+	if dir, ok := moduleRoot(); ok {
+		return filepath.Join(dir, ".local")
+	}
+	return ".local"
+}
+
+// moduleRoot is the nearest directory above the working directory that
+// holds go.mod.
+func moduleRoot() (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {
-		return "", err
+		return "", false
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
+			return dir, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("no go.mod above the working directory (set RS_ROOT)")
+			return "", false
 		}
 		dir = parent
 	}
 }
 
-// OpenChDB starts a chdb subprocess with a fresh session in a temporary
+// Open starts a chdb subprocess with a fresh session in a temporary
 // directory, creates database (if missing) and makes it the session's
-// current database, and returns a connection over it. Close ends the process
-// and removes the directory. A missing or broken chdb installation wraps
-// ErrUnreachable; the process's stderr is appended to $RS_STATE/logs/chdb.log.
-func OpenChDB(ctx context.Context, database string) (driver.Conn, error) {
-	c, err := openChDB(ctx, database, false)
+// current database, and returns a connection over it that scans leniently
+// (see the package doc). Close ends the process and removes the directory. A
+// missing or broken chdb installation wraps ErrUnavailable; the process's
+// stderr is appended to StateDir()/logs/chdb.log.
+func Open(ctx context.Context, database string) (driver.Conn, error) {
+	return open(ctx, database, false)
+}
+
+// OpenStrict is Open with strict scanning (see the package doc), as
+// pkg/infratest's CreateClickHouseDatabase opens each database.
+func OpenStrict(ctx context.Context, database string) (driver.Conn, error) {
+	return open(ctx, database, true)
+}
+
+// open returns an interface holding a non-nil *chdbConn or a nil interface
+// (not a typed nil).
+func open(ctx context.Context, database string, strict bool) (driver.Conn, error) {
+	c, err := openChDB(ctx, database, strict)
 	if err != nil {
-		return nil, err // not a typed nil in the interface
+		return nil, err
 	}
 	return c, nil
 }
 
-// openChDB is OpenChDB with strict scanning by default (see the top of this
-// file); RS_CHDB_STRICT_SCAN overrides it.
+// openChDB is Open with the scanning chosen by strict; RS_CHDB_STRICT_SCAN
+// overrides it.
 func openChDB(ctx context.Context, database string, strict bool) (*chdbConn, error) {
 	switch os.Getenv("RS_CHDB_STRICT_SCAN") {
 	case "1":
@@ -124,11 +163,11 @@ func openChDB(ctx context.Context, database string, strict bool) (*chdbConn, err
 	case "0":
 		strict = false
 	}
-	python := ChDBPython()
+	python := Python()
 	if _, err := os.Stat(python); err != nil {
-		return nil, fmt.Errorf("chdb: %w: no Python at %s (run deploy/local/chdb.sh install): %w", ErrUnreachable, python, err)
+		return nil, fmt.Errorf("chdb: %w: no Python at %s (run deploy/local/chdb.sh install): %w", ErrUnavailable, python, err)
 	}
-	root, err := repoRoot()
+	root, err := RepoRoot()
 	if err != nil {
 		return nil, fmt.Errorf("chdb: locating chdb_server.py: %w", err)
 	}
@@ -172,7 +211,7 @@ func openChDB(ctx context.Context, database string, strict bool) (*chdbConn, err
 	c.stdin = stdin
 	if err := c.cmd.Start(); err != nil {
 		c.cleanup()
-		return nil, fmt.Errorf("chdb: %w: starting %s: %w", ErrUnreachable, python, err)
+		return nil, fmt.Errorf("chdb: %w: starting %s: %w", ErrUnavailable, python, err)
 	}
 	go c.read(stdout)
 
@@ -180,7 +219,7 @@ func openChDB(ctx context.Context, database string, strict bool) (*chdbConn, err
 	if _, err := c.run(ctx, "CREATE DATABASE IF NOT EXISTS "+ident); err != nil {
 		_ = c.Close()
 		if errors.Is(err, errChDBExited) {
-			return nil, fmt.Errorf("chdb: %w: %w", ErrUnreachable, err)
+			return nil, fmt.Errorf("chdb: %w: %w", ErrUnavailable, err)
 		}
 		return nil, fmt.Errorf("chdb: creating database %s: %w", database, err)
 	}

@@ -1,4 +1,4 @@
-package infratest
+package chdb_test
 
 import (
 	"context"
@@ -15,18 +15,22 @@ import (
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
+
+	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/chdb"
 )
 
 // newTestChDB opens a chdb connection on a fresh database, closed when the test
-// ends; a missing chdb installation fails or skips the test (see Unavailable).
+// ends; a missing chdb installation fails or skips the test (see
+// infratest.Unavailable).
 func newTestChDB(t testing.TB) driver.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
-	conn, err := OpenChDB(ctx, "rs_test_"+Suffix())
-	if errors.Is(err, ErrUnreachable) {
-		Unavailable(t, "chdb", "chdb.log", err)
+	conn, err := chdb.Open(ctx, "rs_test_"+infratest.Suffix())
+	if errors.Is(err, chdb.ErrUnavailable) {
+		infratest.Unavailable(t, "chdb", "chdb.log", err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -77,16 +81,16 @@ func TestChDBBind(t *testing.T) {
 		{"no args", "a = ?", nil, "a = ?"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := chdbBind(tc.query, tc.args...)
+			got, err := chdb.Bind(tc.query, tc.args...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != tc.want {
-				t.Errorf("chdbBind(%q) = %q, want %q", tc.query, got, tc.want)
+				t.Errorf("Bind(%q) = %q, want %q", tc.query, got, tc.want)
 			}
 		})
 	}
-	if _, err := chdbBind("a = ? AND b = ?", 1); err == nil {
+	if _, err := chdb.Bind("a = ? AND b = ?", 1); err == nil {
 		t.Error("a missing argument was not an error")
 	}
 }

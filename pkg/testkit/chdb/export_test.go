@@ -1,0 +1,4 @@
+package chdb
+
+// Bind is chdbBind for the external tests.
+var Bind = chdbBind
