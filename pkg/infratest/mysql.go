@@ -114,20 +114,14 @@ func NewMySQLDatabase(t testing.TB, kind schema.Kind) *MySQLDatabase {
 // the test cuts.
 func (d *MySQLDatabase) ProxiedDSN(t testing.TB) (*Proxy, string) {
 	t.Helper()
-	cfg, err := mysql.ParseDSN(d.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := NewProxy(t, cfg.Addr)
-	cfg.Addr = proxy.Addr()
+	proxy, cfg := d.proxy(t)
 	cfg.Timeout = 500 * time.Millisecond
 	return proxy, cfg.FormatDSN()
 }
 
-// Proxied starts a Proxy to d's server (closed when the test ends) and
-// opens d through it: the fault tests cut, pause or hold that path while d.DB
-// stays direct.
-func (d *MySQLDatabase) Proxied(t testing.TB, maxOpen int) (*Proxy, *sql.DB) {
+// proxy starts a Proxy to d's server (closed when the test ends) and
+// returns it with d's DSN settings, their address the proxy's.
+func (d *MySQLDatabase) proxy(t testing.TB) (*Proxy, *mysql.Config) {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(d.DSN)
 	if err != nil {
@@ -135,6 +129,15 @@ func (d *MySQLDatabase) Proxied(t testing.TB, maxOpen int) (*Proxy, *sql.DB) {
 	}
 	proxy := NewProxy(t, cfg.Addr)
 	cfg.Addr = proxy.Addr()
+	return proxy, cfg
+}
+
+// Proxied starts a Proxy to d's server (closed when the test ends) and
+// opens d through it: the fault tests cut, pause or hold that path while d.DB
+// stays direct.
+func (d *MySQLDatabase) Proxied(t testing.TB, maxOpen int) (*Proxy, *sql.DB) {
+	t.Helper()
+	proxy, cfg := d.proxy(t)
 	db, err := mysqldb.OpenLazy(cfg.FormatDSN(), mysqldb.Options{MaxOpen: maxOpen})
 	if err != nil {
 		t.Fatal(err)
