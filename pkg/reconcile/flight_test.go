@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resultsync/resultsync/pkg/canonical"
 	"github.com/resultsync/resultsync/pkg/chstore"
@@ -16,6 +17,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconcile/reconciletest"
 	"github.com/resultsync/resultsync/pkg/resultstore"
 	"github.com/resultsync/resultsync/pkg/schema"
 )
@@ -23,30 +25,36 @@ import (
 // runner runs stored reconciliations over w with the outbox evidence.
 func (w *writePath) runner(t *testing.T) (*reconcile.Runner, *reconcile.RunStore) {
 	t.Helper()
+	return w.runnerWith(t, nil, nil)
+}
+
+// runnerWith is runner with its metrics in reg (nil: none) and the outbox
+// evidence seen through wrap (nil: as it is).
+func (w *writePath) runnerWith(t *testing.T, reg *prometheus.Registry, wrap func(reconcile.Flight) reconcile.Flight) (*reconcile.Runner, *reconcile.RunStore) {
+	t.Helper()
 	var outboxes []lagwatch.Shard
 	for i, d := range w.dbs {
 		outboxes = append(outboxes, lagwatch.Shard{ID: w.m.Shards[i].ID, DB: d.DB})
 	}
 	store := reconcile.NewRunStore(infratest.NewMySQLDatabase(t, schema.Control).DB)
 	cfg := reconcile.RunnerConfig{Buckets: 64, Grace: 0, CatchUpWait: 600 * time.Millisecond, MaxBoundaryRetries: 3}
-	return reconcile.NewRunner(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, w.src, w.src, w.dst, store, nil,
-		reconcile.WithFlight(reconcile.NewOutboxFlight(w.dst.Conn, outboxes))), store
+	var fl reconcile.Flight = reconcile.NewOutboxFlight(w.dst.Conn, outboxes)
+	if wrap != nil {
+		fl = wrap(fl)
+	}
+	var rg prometheus.Registerer
+	if reg != nil {
+		rg = reg
+	}
+	return reconcile.NewRunner(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, w.src, w.src, w.dst, store, rg, reconcile.WithFlight(fl)), store
 }
 
 func (w *writePath) run(t *testing.T, rn *reconcile.Runner, store *reconcile.RunStore) (reconcile.Run, map[int64]reconcile.Class) {
 	t.Helper()
-	r, err := store.Create(t.Context(), reconcile.Scope{DetectID: campaign}, reconcile.DepthContent, 0, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r = rn.Execute(t.Context(), r)
+	r := reconciletest.Execute(t, rn, store, reconcile.Scope{DetectID: campaign}, reconcile.DepthContent, "test")
 	got := map[int64]reconcile.Class{}
-	ds, err := store.Discrepancies(t.Context(), r.ID, 0, 0, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range ds {
-		got[d.DataID] = d.Class
+	for id, d := range reconciletest.Discrepancies(t, store, r.ID) {
+		got[id] = d.Class
 	}
 	stored, err := store.Get(t.Context(), r.ID)
 	if err != nil {

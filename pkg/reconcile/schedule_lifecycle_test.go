@@ -2,8 +2,6 @@ package reconcile_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -11,11 +9,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/lagwatch"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconcile/reconciletest"
 	"github.com/resultsync/resultsync/pkg/resultstore"
-	"github.com/resultsync/resultsync/pkg/schema"
 )
 
 // hookFlight is the real outbox evidence with a hook run before its n-th
@@ -39,30 +35,19 @@ func (h *hookFlight) Positions(ctx context.Context) (map[string]time.Time, map[s
 // flight.
 func (w *writePath) lifecycleRunner(t *testing.T) (*reconcile.Runner, *reconcile.RunStore, *hookFlight, *prometheus.Registry) {
 	t.Helper()
-	var outboxes []lagwatch.Shard
-	for i, d := range w.dbs {
-		outboxes = append(outboxes, lagwatch.Shard{ID: w.m.Shards[i].ID, DB: d.DB})
-	}
-	store := reconcile.NewRunStore(infratest.NewMySQLDatabase(t, schema.Control).DB)
-	cfg := reconcile.RunnerConfig{Buckets: 64, Grace: 0, CatchUpWait: 600 * time.Millisecond, MaxBoundaryRetries: 3}
-	fl := &hookFlight{Flight: reconcile.NewOutboxFlight(w.dst.Conn, outboxes)}
+	var fl *hookFlight
 	reg := prometheus.NewRegistry()
-	return reconcile.NewRunner(slog.New(slog.NewTextHandler(io.Discard, nil)), cfg, w.src, w.src, w.dst, store, reg, reconcile.WithFlight(fl)),
-		store, fl, reg
+	rn, store := w.runnerWith(t, reg, func(f reconcile.Flight) reconcile.Flight {
+		fl = &hookFlight{Flight: f}
+		return fl
+	})
+	return rn, store, fl, reg
 }
 
 // discrepancies returns a run's discrepancies by record.
 func discrepancies(t *testing.T, store *reconcile.RunStore, runID string) map[int64]reconcile.StoredDiscrepancy {
 	t.Helper()
-	ds, err := store.Discrepancies(t.Context(), runID, 0, 0, 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int64]reconcile.StoredDiscrepancy{}
-	for _, d := range ds {
-		out[d.DataID] = d
-	}
-	return out
+	return reconciletest.Discrepancies(t, store, runID)
 }
 
 func unresolvedGauge(t *testing.T, reg *prometheus.Registry, class reconcile.Class) float64 {
@@ -127,11 +112,7 @@ func TestCleanRunResolvesEarlierDiscrepancies(t *testing.T) {
 	run := func(sc reconcile.Scope, depth reconcile.Depth) reconcile.Run {
 		t.Helper()
 		fl.calls = 0
-		r, err := store.Create(t.Context(), sc, depth, 0, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = rn.Execute(t.Context(), r)
+		r := reconciletest.Execute(t, rn, store, sc, depth, "test")
 		if r.State != reconcile.StateSucceeded {
 			t.Fatalf("run %s: %s (%s %s)", r.ID, r.State, r.Message, r.Error)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/chstore"
 	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconcile/reconciletest"
 	"github.com/resultsync/resultsync/pkg/repair"
 	"github.com/resultsync/resultsync/pkg/replay"
 	"github.com/resultsync/resultsync/pkg/schema"
@@ -136,14 +137,9 @@ func (e *Env) Reconcile(t testing.TB) reconcile.Run {
 // returns the run.
 func (e *Env) ReconcileScope(t testing.TB, scope reconcile.Scope) reconcile.Run {
 	t.Helper()
-	ctx := context.Background()
 	cfg := reconcile.RunnerConfig{Buckets: 64, Grace: 50 * time.Millisecond, CatchUpWait: 50 * time.Millisecond, MaxBoundaryRetries: 3}
 	runner := reconcile.NewRunner(e.Log, cfg, e.Source, e.Source, e.Target, e.Runs, nil)
-	r, err := e.Runs.Create(ctx, scope, reconcile.DepthContent, 0, "tester")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r = runner.Execute(ctx, r)
+	r := reconciletest.Execute(t, runner, e.Runs, scope, reconcile.DepthContent, "tester")
 	if r.State != reconcile.StateSucceeded {
 		t.Fatalf("reconciliation run = %+v", r)
 	}
@@ -153,15 +149,7 @@ func (e *Env) ReconcileScope(t testing.TB, scope reconcile.Scope) reconcile.Run 
 // Discrepancies returns the run's discrepancies by data_id.
 func (e *Env) Discrepancies(t testing.TB, runID string) map[int64]reconcile.StoredDiscrepancy {
 	t.Helper()
-	ds, err := e.Runs.Discrepancies(context.Background(), runID, 0, 0, 10000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[int64]reconcile.StoredDiscrepancy{}
-	for _, d := range ds {
-		out[d.DataID] = d
-	}
-	return out
+	return reconciletest.Discrepancies(t, e.Runs, runID)
 }
 
 // Resolved returns the resolved flag of every discrepancy of a run, by data_id.
