@@ -66,34 +66,11 @@ func (f *fixture) startExecutor(t *testing.T, cfg repair.ExecutorConfig, reg pro
 	return stop
 }
 
-// Record ids of the scenario, one per discrepancy class.
-const (
-	idMissing    = 900001
-	idStale      = 900002
-	idDeleted    = 900003
-	idContent    = 900004
-	idUnexpected = 900005
-	idAhead      = 900006
-)
-
 // scenario writes twenty consistent records and one discrepancy of every
 // class, and reconciles the campaign.
 func (f *fixture) scenario(t *testing.T) reconcile.Run {
 	t.Helper()
-	for i := range int64(20) {
-		f.PutDelivered(t, repairtest.Rec{ID: 100 + i, Version: 1})
-	}
-	f.Put(t, repairtest.Rec{ID: idMissing, Version: 1})
-	f.Put(t, repairtest.Rec{ID: idStale, Version: 2, Result: "2.31"})
-	f.Deliver(t, repairtest.Rec{ID: idStale, Version: 1})
-	f.Put(t, repairtest.Rec{ID: idDeleted, Version: 2, Deleted: true})
-	f.Deliver(t, repairtest.Rec{ID: idDeleted, Version: 1})
-	f.Put(t, repairtest.Rec{ID: idContent, Version: 1, School: 7})
-	f.Deliver(t, repairtest.Rec{ID: idContent, Version: 1, School: 9}) // a mapping defect
-	f.Deliver(t, repairtest.Rec{ID: idUnexpected, Version: 1})
-	f.PutDelivered(t, repairtest.Rec{ID: idAhead, Version: 1})
-	f.Deliver(t, repairtest.Rec{ID: idAhead, Version: 3})
-	run := f.Reconcile(t)
+	run := f.Scenario(t, 20)
 	if run.Discrepancies != 6 {
 		t.Fatalf("scenario: %d discrepancies, want 6", run.Discrepancies)
 	}

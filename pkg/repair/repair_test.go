@@ -87,8 +87,8 @@ func TestPlanChangesNothing(t *testing.T) {
 		t.Errorf("counts per action (-want +got):\n%s", diff)
 	}
 	wantShards := map[string]map[repair.Action]int64{}
-	for id, a := range map[int64]repair.Action{idMissing: repair.ActionReplay, idStale: repair.ActionReplay, idDeleted: repair.ActionTombstone,
-		idContent: repair.ActionRebuild, idUnexpected: repair.ActionRemove, idAhead: repair.ActionRemove} {
+	for id, a := range map[int64]repair.Action{repairtest.IDMissing: repair.ActionReplay, repairtest.IDStale: repair.ActionReplay, repairtest.IDDeleted: repair.ActionTombstone,
+		repairtest.IDContent: repair.ActionRebuild, repairtest.IDUnexpected: repair.ActionRemove, repairtest.IDAhead: repair.ActionRemove} {
 		s := f.ShardOf(id)
 		if wantShards[s] == nil {
 			wantShards[s] = map[repair.Action]int64{}
@@ -105,8 +105,8 @@ func TestPlanChangesNothing(t *testing.T) {
 		}
 	}
 	wantOrigins := map[int64][]string{
-		idUnexpected: {fmt.Sprintf("v1 e0 fitness-result-%d-v1 %s", idUnexpected, f.ShardOf(idUnexpected))},
-		idAhead:      {fmt.Sprintf("v3 e0 fitness-result-%d-v3 %s", idAhead, f.ShardOf(idAhead))}, // only the rows a removal deletes
+		repairtest.IDUnexpected: {fmt.Sprintf("v1 e0 fitness-result-%d-v1 %s", repairtest.IDUnexpected, f.ShardOf(repairtest.IDUnexpected))},
+		repairtest.IDAhead:      {fmt.Sprintf("v3 e0 fitness-result-%d-v3 %s", repairtest.IDAhead, f.ShardOf(repairtest.IDAhead))}, // only the rows a removal deletes
 	}
 	if diff := cmp.Diff(wantOrigins, origins); diff != "" {
 		t.Errorf("origins of removals (-want +got):\n%s", diff)
@@ -138,8 +138,8 @@ func TestPlanChangesNothing(t *testing.T) {
 			}
 		})
 	}
-	one, err := f.mgr.Plan(ctx, repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idStale)})
-	if err != nil || len(one.Items) != 1 || one.Items[0].DataID != idStale || one.Items[0].SourceVersion != 2 || one.Items[0].TargetVersion != 1 {
+	one, err := f.mgr.Plan(ctx, repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, repairtest.IDStale)})
+	if err != nil || len(one.Items) != 1 || one.Items[0].DataID != repairtest.IDStale || one.Items[0].SourceVersion != 2 || one.Items[0].TargetVersion != 1 {
 		t.Errorf("plan of one discrepancy = %+v, %v", one.Items, err)
 	}
 	if diff := cmp.Diff(before, f.RowCounts(t)); diff != "" {
@@ -208,7 +208,7 @@ func TestCreateIsIdempotentByRequestID(t *testing.T) {
 		}},
 		{"new id, a covered discrepancy named", func() repair.CreateRequest {
 			r := req
-			r.RequestID, r.DiscrepancyIDs = "req-3", f.ids(t, run.ID, idMissing)
+			r.RequestID, r.DiscrepancyIDs = "req-3", f.ids(t, run.ID, repairtest.IDMissing)
 			return r
 		}(), func(_ []repair.Repair, err error) error {
 			if !errors.Is(err, apierr.FailedPrecondition) || !strings.Contains(err.Error(), "active repair") {
@@ -344,7 +344,7 @@ func TestExecutionAndVerification(t *testing.T) {
 	if awaiting.ItemsDone != 2 || awaiting.VerifyDeadline.IsZero() {
 		t.Errorf("awaiting verification = %+v", awaiting)
 	}
-	if res := f.Resolved(t, run.ID); res[idMissing] || res[idStale] {
+	if res := f.Resolved(t, run.ID); res[repairtest.IDMissing] || res[repairtest.IDStale] {
 		t.Error("discrepancies marked resolved before their repair was verified")
 	}
 	for _, r := range rs {
@@ -387,17 +387,17 @@ func TestExecutionAndVerification(t *testing.T) {
 	}
 	ev := func(id, v int64) string { return fmt.Sprintf("fitness-result-%d-v%d", id, v) }
 	want := map[int64]itemView{
-		idMissing:    {"APPLIED", "PASSED", 1, ev(idMissing, 1), 0},
-		idStale:      {"APPLIED", "PASSED", 2, ev(idStale, 2), 0},
-		idDeleted:    {"APPLIED", "PASSED", 2, ev(idDeleted, 2), 0},
-		idContent:    {"APPLIED", "PASSED", 0, "", 0},
-		idUnexpected: {"APPLIED", "PASSED", 0, "", 1},
-		idAhead:      {"APPLIED", "PASSED", 1, ev(idAhead, 1), 1}, // rows above v1 removed, then v1 replayed
+		repairtest.IDMissing:    {"APPLIED", "PASSED", 1, ev(repairtest.IDMissing, 1), 0},
+		repairtest.IDStale:      {"APPLIED", "PASSED", 2, ev(repairtest.IDStale, 2), 0},
+		repairtest.IDDeleted:    {"APPLIED", "PASSED", 2, ev(repairtest.IDDeleted, 2), 0},
+		repairtest.IDContent:    {"APPLIED", "PASSED", 0, "", 0},
+		repairtest.IDUnexpected: {"APPLIED", "PASSED", 0, "", 1},
+		repairtest.IDAhead:      {"APPLIED", "PASSED", 1, ev(repairtest.IDAhead, 1), 1}, // rows above v1 removed, then v1 replayed
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{fmt.Sprintf("%d>0", idUnexpected), fmt.Sprintf("%d>1", idAhead)}, sortedStrings(f.ed.Removed())); diff != "" {
+	if diff := cmp.Diff([]string{fmt.Sprintf("%d>0", repairtest.IDUnexpected), fmt.Sprintf("%d>1", repairtest.IDAhead)}, sortedStrings(f.ed.Removed())); diff != "" {
 		t.Errorf("removals (-want +got):\n%s", diff)
 	}
 	rb, err := f.Store.GetRebuild(ctx, by[repair.ActionRebuild].RebuildID)
@@ -445,15 +445,15 @@ func TestUnresolvedRecordsAcrossRuns(t *testing.T) {
 	// The replay of the first run's two records.
 	ds := f.Discrepancies(t, first.ID)
 	rs, err := f.mgr.Create(context.Background(), repair.CreateRequest{Selection: repair.Selection{RunID: first.ID,
-		DiscrepancyIDs: []string{ds[idMissing].ID, ds[idStale].ID}}, RequestID: "replay", Reason: "INC-9", By: "otto"})
+		DiscrepancyIDs: []string{ds[repairtest.IDMissing].ID, ds[repairtest.IDStale].ID}}, RequestID: "replay", Reason: "INC-9", By: "otto"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.WaitState(t, rs[0].ID, repair.StateVerified, 30*time.Second)
 	for _, run := range []string{first.ID, second.ID} {
 		res := f.Resolved(t, run)
-		if !res[idMissing] || !res[idStale] || res[idDeleted] {
-			t.Errorf("run %s resolved = %v; want the replayed records (%d, %d) only", run, res, idMissing, idStale)
+		if !res[repairtest.IDMissing] || !res[repairtest.IDStale] || res[repairtest.IDDeleted] {
+			t.Errorf("run %s resolved = %v; want the replayed records (%d, %d) only", run, res, repairtest.IDMissing, repairtest.IDStale)
 		}
 	}
 	delete(all, "MISSING_IN_TARGET")
@@ -522,14 +522,14 @@ func TestVerificationFailsAtDeadline(t *testing.T) {
 	cfg := fastConfig()
 	cfg.VerifyTimeout = 800 * time.Millisecond
 	f.startExecutor(t, cfg, nil)
-	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idMissing, idStale)},
+	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, repairtest.IDMissing, repairtest.IDStale)},
 		RequestID: "r", Reason: "INC-3", By: "otto"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := f.WaitRepair(t, rs[0].ID, 20*time.Second, repair.Repair.Terminal)
 	if r.State != repair.StateFailed || r.Verification != repair.VerifyFailed || !strings.Contains(r.Message, "2 of 2 keys still differ") ||
-		!strings.Contains(r.Message, fmt.Sprint(idMissing)+" (MISSING_IN_TARGET)") {
+		!strings.Contains(r.Message, fmt.Sprint(repairtest.IDMissing)+" (MISSING_IN_TARGET)") {
 		t.Fatalf("repair = %+v", r)
 	}
 	for id, it := range f.items(t, r.ID) {
@@ -537,16 +537,16 @@ func TestVerificationFailsAtDeadline(t *testing.T) {
 			t.Errorf("item %d = %s / %s", id, it.Outcome, it.Verification)
 		}
 	}
-	if res := f.Resolved(t, run.ID); res[idMissing] || res[idStale] {
+	if res := f.Resolved(t, run.ID); res[repairtest.IDMissing] || res[repairtest.IDStale] {
 		t.Error("discrepancies resolved by a failed verification")
 	}
-	f.Deliver(t, repairtest.Rec{ID: idMissing, Version: 1})
-	f.Deliver(t, repairtest.Rec{ID: idStale, Version: 2, Result: "2.31"})
+	f.Deliver(t, repairtest.Rec{ID: repairtest.IDMissing, Version: 1})
+	f.Deliver(t, repairtest.Rec{ID: repairtest.IDStale, Version: 2, Result: "2.31"})
 	got, res, err := f.mgr.Verify(ctx, r.ID, "otto")
 	if err != nil || got.State != repair.StateVerified || res.Passed != 2 || res.Mismatched != 0 {
 		t.Fatalf("Verify = %+v, %+v, %v", got, res, err)
 	}
-	if res := f.Resolved(t, run.ID); !res[idMissing] || !res[idStale] {
+	if res := f.Resolved(t, run.ID); !res[repairtest.IDMissing] || !res[repairtest.IDStale] {
 		t.Error("discrepancies not resolved after the verification passed")
 	}
 	if _, _, err := f.mgr.Verify(ctx, r.ID, "otto"); !errors.Is(err, apierr.FailedPrecondition) {
@@ -559,18 +559,18 @@ func TestVerificationFailsAtDeadline(t *testing.T) {
 func TestSupersededByNewerVersion(t *testing.T) {
 	f := newFixture(t, repair.ManagerConfig{})
 	run := f.scenario(t)
-	f.Put(t, repairtest.Rec{ID: idStale, Version: 3, Result: "2.41"}) // a correction after reconciliation
+	f.Put(t, repairtest.Rec{ID: repairtest.IDStale, Version: 3, Result: "2.41"}) // a correction after reconciliation
 	ctx := context.Background()
 	f.startExecutor(t, fastConfig(), nil)
-	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idStale)},
+	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, repairtest.IDStale)},
 		RequestID: "r", Reason: "INC-4", By: "otto"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := f.WaitRepair(t, rs[0].ID, 20*time.Second, repair.Repair.Terminal)
-	it := f.items(t, r.ID)[idStale]
+	it := f.items(t, r.ID)[repairtest.IDStale]
 	if r.State != repair.StateVerified || it.Outcome != repair.OutcomeSuperseded || it.AppliedVersion != 3 || it.SourceVersion != 2 ||
-		it.EventID != fmt.Sprintf("fitness-result-%d-v3", idStale) || !strings.Contains(it.Message, "moved to version 3") {
+		it.EventID != fmt.Sprintf("fitness-result-%d-v3", repairtest.IDStale) || !strings.Contains(it.Message, "moved to version 3") {
 		t.Errorf("repair %s, item %+v", r.State, it)
 	}
 }
@@ -799,14 +799,14 @@ func TestItemFailureFailsTheRepair(t *testing.T) {
 	f := newFixture(t, repair.ManagerConfig{})
 	run := f.scenario(t)
 	f.rep.Before = func(_ context.Context, id int64) error {
-		if id == idStale {
+		if id == repairtest.IDStale {
 			return errors.New("shard refused the outbox row")
 		}
 		return nil
 	}
 	f.startExecutor(t, fastConfig(), nil)
 	ctx := context.Background()
-	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idMissing, idStale)},
+	rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, repairtest.IDMissing, repairtest.IDStale)},
 		RequestID: "r", Reason: "INC-5", By: "otto"})
 	if err != nil {
 		t.Fatal(err)
@@ -817,13 +817,13 @@ func TestItemFailureFailsTheRepair(t *testing.T) {
 		t.Errorf("repair = %+v", r)
 	}
 	its := f.items(t, r.ID)
-	if it := its[idStale]; it.Outcome != repair.OutcomeFailed || it.Attempts != 3 || !strings.Contains(it.Message, "shard refused the outbox row") {
+	if it := its[repairtest.IDStale]; it.Outcome != repair.OutcomeFailed || it.Attempts != 3 || !strings.Contains(it.Message, "shard refused the outbox row") {
 		t.Errorf("failed item = %+v", it)
 	}
-	if it := its[idMissing]; it.Outcome != repair.OutcomeApplied {
+	if it := its[repairtest.IDMissing]; it.Outcome != repair.OutcomeApplied {
 		t.Errorf("other item = %+v", it)
 	}
-	if res := f.Resolved(t, run.ID); res[idMissing] || res[idStale] {
+	if res := f.Resolved(t, run.ID); res[repairtest.IDMissing] || res[repairtest.IDStale] {
 		t.Error("a failed repair resolved discrepancies")
 	}
 	if _, _, err := f.mgr.Verify(ctx, r.ID, "otto"); !errors.Is(err, apierr.FailedPrecondition) {
@@ -997,11 +997,11 @@ func TestApprovalAfterTheLivePathMovedToTheRebuildEpoch(t *testing.T) {
 			f := newFixture(t, repair.ManagerConfig{})
 			run := f.scenario(t)
 			ctx := context.Background()
-			plan, err := f.mgr.Plan(ctx, repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idContent)})
+			plan, err := f.mgr.Plan(ctx, repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, repairtest.IDContent)})
 			if err != nil || plan.EpochFloor != 0 {
 				t.Fatalf("plan: floor %d, %v; want 0", plan.EpochFloor, err)
 			}
-			rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, idContent),
+			rs, err := f.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, DiscrepancyIDs: f.ids(t, run.ID, repairtest.IDContent),
 				RebuildEpoch: 1}, RequestID: "rb-" + tc.name, Reason: "mapping fixed in epoch 1", By: "otto"})
 			if err != nil || len(rs) != 1 {
 				t.Fatalf("create = %v, %v", rs, err)

@@ -89,33 +89,11 @@ func as(who string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 }
 
-const (
-	idMissing    = 900001
-	idStale      = 900002
-	idDeleted    = 900003
-	idContent    = 900004
-	idUnexpected = 900005
-	idAhead      = 900006
-)
-
 // scenario writes consistent records and one discrepancy of every class and
 // reconciles them.
 func (f *fixture) scenario(t *testing.T) reconcile.Run {
 	t.Helper()
-	for i := range int64(10) {
-		f.PutDelivered(t, repairtest.Rec{ID: 100 + i, Version: 1})
-	}
-	f.Put(t, repairtest.Rec{ID: idMissing, Version: 1})
-	f.Put(t, repairtest.Rec{ID: idStale, Version: 2, Result: "2.31"})
-	f.Deliver(t, repairtest.Rec{ID: idStale, Version: 1})
-	f.Put(t, repairtest.Rec{ID: idDeleted, Version: 2, Deleted: true})
-	f.Deliver(t, repairtest.Rec{ID: idDeleted, Version: 1})
-	f.Put(t, repairtest.Rec{ID: idContent, Version: 1, School: 7})
-	f.Deliver(t, repairtest.Rec{ID: idContent, Version: 1, School: 9})
-	f.Deliver(t, repairtest.Rec{ID: idUnexpected, Version: 1})
-	f.PutDelivered(t, repairtest.Rec{ID: idAhead, Version: 1})
-	f.Deliver(t, repairtest.Rec{ID: idAhead, Version: 3})
-	return f.Reconcile(t)
+	return f.Scenario(t, 10)
 }
 
 // create makes the repairs of every open discrepancy of run, as who.
@@ -387,13 +365,13 @@ func TestPlanAndIdempotentCreate(t *testing.T) {
 	if perShard != 6 || plan.GetItemsTotal() != 6 || len(plan.GetItems()) != 4 || !plan.GetItemsTruncated() {
 		t.Errorf("plan: %d per shard, total %d, %d items shown, truncated %t", perShard, plan.GetItemsTotal(), len(plan.GetItems()), plan.GetItemsTruncated())
 	}
-	full, err := f.client.PlanRepair(as("otto"), &fitnessv1.PlanRepairRequest{RunId: run.ID, DiscrepancyIds: f.ids(t, run.ID, idUnexpected)})
+	full, err := f.client.PlanRepair(as("otto"), &fitnessv1.PlanRepairRequest{RunId: run.ID, DiscrepancyIds: f.ids(t, run.ID, repairtest.IDUnexpected)})
 	if err != nil || len(full.GetItems()) != 1 {
 		t.Fatalf("plan of the unexpected record = %v, %v", full, err)
 	}
 	it := full.GetItems()[0]
 	if o := it.GetOrigins(); it.GetAction() != fitnessv1.RepairAction_REPAIR_ACTION_REMOVE || len(o) != 1 ||
-		o[0].GetEventId() != fmt.Sprintf("fitness-result-%d-v1", idUnexpected) || o[0].GetShardId() != f.ShardOf(idUnexpected) ||
+		o[0].GetEventId() != fmt.Sprintf("fitness-result-%d-v1", repairtest.IDUnexpected) || o[0].GetShardId() != f.ShardOf(repairtest.IDUnexpected) ||
 		o[0].GetIngestTime() == nil || o[0].GetEpoch() != 0 || o[0].GetVersion() != 1 {
 		t.Errorf("planned removal = %v", it)
 	}
@@ -413,7 +391,7 @@ func TestPlanAndIdempotentCreate(t *testing.T) {
 		t.Errorf("request_id reused for another request: %v", err)
 	}
 	_, err = f.client.CreateRepair(as("otto"), &fitnessv1.CreateRepairRequest{RequestId: "r-2", RunId: run.ID, Reason: "x", RebuildEpoch: 1,
-		DiscrepancyIds: f.ids(t, run.ID, idMissing)})
+		DiscrepancyIds: f.ids(t, run.ID, repairtest.IDMissing)})
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("a discrepancy already in an active repair: %v", err)
 	}

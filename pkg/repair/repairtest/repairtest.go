@@ -126,6 +126,37 @@ func (e *Env) PutDelivered(t testing.TB, r Rec) {
 	e.Deliver(t, r)
 }
 
+// Record ids of Scenario, one per discrepancy class.
+const (
+	IDMissing    = 900001 // on the shard only
+	IDStale      = 900002 // the projection a version behind
+	IDDeleted    = 900003 // deleted on the shard, live in the projection
+	IDContent    = 900004 // same version, another school in the projection (a mapping defect)
+	IDUnexpected = 900005 // in the projection only
+	IDAhead      = 900006 // the projection ahead of the shard
+)
+
+// Scenario writes consistent records (ids 100 on, put and delivered) and
+// one discrepancy of every class (the ID constants), then reconciles the
+// campaign (Reconcile) and returns the run.
+func (e *Env) Scenario(t testing.TB, consistent int64) reconcile.Run {
+	t.Helper()
+	for i := range consistent {
+		e.PutDelivered(t, Rec{ID: 100 + i, Version: 1})
+	}
+	e.Put(t, Rec{ID: IDMissing, Version: 1})
+	e.Put(t, Rec{ID: IDStale, Version: 2, Result: "2.31"})
+	e.Deliver(t, Rec{ID: IDStale, Version: 1})
+	e.Put(t, Rec{ID: IDDeleted, Version: 2, Deleted: true})
+	e.Deliver(t, Rec{ID: IDDeleted, Version: 1})
+	e.Put(t, Rec{ID: IDContent, Version: 1, School: 7})
+	e.Deliver(t, Rec{ID: IDContent, Version: 1, School: 9})
+	e.Deliver(t, Rec{ID: IDUnexpected, Version: 1})
+	e.PutDelivered(t, Rec{ID: IDAhead, Version: 1})
+	e.Deliver(t, Rec{ID: IDAhead, Version: 3})
+	return e.Reconcile(t)
+}
+
 // Reconcile runs a CONTENT reconciliation of the campaign to its end and
 // returns the run.
 func (e *Env) Reconcile(t testing.TB) reconcile.Run {
