@@ -11,10 +11,10 @@ GOTEST_FLAGS ?= -race -shuffle=on -count=1 -timeout=30m
 # The local stack's settings (ports, DSNs) with MySQL as the main engine, for `make test`.
 LOCAL_ENV := set -euo pipefail; export RS_MYSQL_ENGINE=mysql; . deploy/local/env.sh
 # Packages whose tests run shard SQL: `make test` runs them again on MariaDB.
-SHARD_PKGS := ./pkg/schema/ ./pkg/resultstore/ ./pkg/resultapi/ ./pkg/outbox/... ./pkg/relay/ ./pkg/outboxapi/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/replay/ ./pkg/repair/ ./pkg/repairapi/ ./pkg/rebuild/ ./pkg/lagwatch/ ./test/repair/
+SHARD_PKGS := ./pkg/storage/schema/ ./pkg/write/resultstore/ ./pkg/write/resultapi/ ./pkg/delivery/outbox/... ./pkg/delivery/relay/ ./pkg/delivery/outboxapi/ ./pkg/reconciliation/reconcile/ ./pkg/reconciliation/reconcileapi/ ./pkg/recovery/replay/ ./pkg/recovery/repair/ ./pkg/recovery/repairapi/ ./pkg/recovery/rebuild/ ./pkg/delivery/lagwatch/ ./test/repair/
 # Packages whose tests run ClickHouse SQL: `make test` runs them again on a current
 # ClickHouse (26.x, in-process through chdb-core).
-CH_PKGS := ./pkg/schema/ ./pkg/chstore/ ./pkg/consumer/ ./pkg/reconcile/ ./pkg/reconcileapi/ ./pkg/rebuild/ ./pkg/lagwatch/
+CH_PKGS := ./pkg/storage/schema/ ./pkg/storage/chstore/ ./pkg/delivery/consumer/ ./pkg/reconciliation/reconcile/ ./pkg/reconciliation/reconcileapi/ ./pkg/recovery/rebuild/ ./pkg/delivery/lagwatch/
 
 .PHONY: help
 help: ## Show this help.
@@ -176,13 +176,13 @@ fuzz-rpc: ## Random well-typed calls of every RPC of every server (test/rpcfuzz,
 	RS_MYSQL_ENGINE=mysql deploy/local/up.sh
 	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 RS_RPCFUZZ_CALLS=$(RPCFUZZ_CALLS) $(GO) test -race -count=1 -timeout=30m -run TestRPCFuzz ./test/rpcfuzz/
 
-# The deterministic simulation (pkg/sim): make test runs its default budget.
+# The deterministic simulation (test/sim): make test runs its default budget.
 SIM_SEEDS ?= 2000
 SIM_STEPS ?= 20000
 
 .PHONY: sim
-sim: ## Run the deterministic simulation of the delivery protocol for SIM_SEEDS seeds of SIM_STEPS steps (replay: go test ./pkg/sim -run TestReplaySeed -sim.seed=N).
-	$(GO) test -count=1 -v -run 'TestProtocol|TestMutantsAreCaught' ./pkg/sim/ -sim.seeds=$(SIM_SEEDS) -sim.steps=$(SIM_STEPS)
+sim: ## Run the deterministic simulation of the delivery protocol for SIM_SEEDS seeds of SIM_STEPS steps (replay: go test ./test/sim -run TestReplaySeed -sim.seed=N).
+	$(GO) test -count=1 -v -run 'TestProtocol|TestMutantsAreCaught' ./test/sim/ -sim.seeds=$(SIM_SEEDS) -sim.steps=$(SIM_STEPS)
 
 .PHONY: bench
 bench: ## Run every benchmark (bench/e2e included) on MySQL 9.7 and on MariaDB 10.11; ends with one summary table of figures, same-run ceilings, ratios and targets.

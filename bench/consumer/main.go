@@ -35,16 +35,16 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/outbox"
-	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/delivery/outbox"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/outboxtest"
 )
 
 func main() {

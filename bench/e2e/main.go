@@ -4,7 +4,7 @@
 //   - setup: two fresh shards, a control database, a fresh topic and a fresh
 //     projection; the results server (resultssvc.New, as services/results
 //     builds it) and the relay server (relaysvc.New) run in this process, and
-//     the projection consumer (pkg/consumer, wired as services/consumer wires
+//     the projection consumer (pkg/delivery/consumer, wired as services/consumer wires
 //     it, with a hook that sees when ClickHouse acknowledged each batch);
 //
 //   - ceilings, with the relay and the consumer stopped, each measured before
@@ -48,11 +48,11 @@ import (
 
 	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // recordsPerClient is how many results each client cycles its corrections

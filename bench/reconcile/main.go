@@ -22,10 +22,10 @@ import (
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/reconcile"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 const campaign = 20001

@@ -10,9 +10,9 @@ import (
 
 	"github.com/apache/pulsar-client-go/pulsar"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // fleet is n relay instances over a set of shards, each with its own

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // diag is what one phase cost, for finding where the time goes: CPU

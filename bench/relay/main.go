@@ -57,12 +57,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/outbox"
-	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/delivery/outbox"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/outboxtest"
 )
 
 // settleLimit bounds the wait for a quiet database and broker before each

@@ -5,7 +5,7 @@
 //
 //   - setup: two shards, a control database, a fresh topic and a fresh
 //     projection; the relay server (relaysvc.New), the projection consumer
-//     (pkg/consumer, wired as services/consumer wires it) and the repair
+//     (pkg/delivery/consumer, wired as services/consumer wires it) and the repair
 //     server (repairsvc.New: replayer, executor, RepairService) run in this
 //     process, each built as its binary builds it;
 //
@@ -13,9 +13,9 @@
 //     path leaves a delivered result (row at version 1, bucket aggregates by
 //     the shard's triggers, outbox row SENT with the event of that version),
 //     and absent from the projection (a lost delivery). A CONTENT
-//     reconciliation (pkg/reconcile) finds them MISSING_IN_TARGET;
+//     reconciliation (pkg/reconciliation/reconcile) finds them MISSING_IN_TARGET;
 //
-//   - live: corrections through pkg/resultstore at -live-rate events/s over
+//   - live: corrections through pkg/write/resultstore at -live-rate events/s over
 //     both shards; commit-to-visible latency (source commit time to the
 //     consumer's insert acknowledged by ClickHouse) p50/p99, first for
 //     -baseline without repair, then during the repair: CreateRepair over
@@ -27,7 +27,7 @@
 //     rate runs from its creation (CreateRepair returned) to the last
 //     record visible; CreateRepair's own time is printed beside it;
 //
-//   - rebuild: a campaign of -rebuild-records results rebuilt by pkg/rebuild
+//   - rebuild: a campaign of -rebuild-records results rebuilt by pkg/recovery/rebuild
 //     (staging table, catch-up, verification, switch, retirement), rows/s.
 //
 //     go run ./bench/repair -records 100000 -live-rate 1000 -rows-per-second 5000 -rebuild-records 1000000
@@ -59,19 +59,19 @@ import (
 
 	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/canonical"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
-	"github.com/resultsync/resultsync/pkg/rebuild"
-	"github.com/resultsync/resultsync/pkg/reconcile"
-	"github.com/resultsync/resultsync/pkg/repair"
-	"github.com/resultsync/resultsync/pkg/resultstore"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/model/canonical"
+	"github.com/resultsync/resultsync/pkg/model/shard"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/recovery/rebuild"
+	"github.com/resultsync/resultsync/pkg/recovery/repair"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/write/resultstore"
 )
 
 // The campaigns: the one repaired, the one live writes correct, the one rebuilt.
@@ -658,7 +658,7 @@ func countVisible(ctx context.Context, conn driver.Conn) (int64, error) {
 // runRebuild loads a campaign of n results into two fresh shards and a
 // fresh projection (as bench/reconcile builds it, every row delivered at
 // epoch 0 through the consumer's mapping), then rebuilds it at epoch 1 with
-// pkg/rebuild as the repair server does, paced at rate rows/s (0: unpaced).
+// pkg/recovery/rebuild as the repair server does, paced at rate rows/s (0: unpaced).
 func runRebuild(ctx context.Context, n, rate int) error {
 	var m shard.Map
 	var dbs []*sql.DB

@@ -30,14 +30,14 @@ import (
 
 	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/resultapi"
-	"github.com/resultsync/resultsync/pkg/resultstore"
-	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/model/shard"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/write/resultapi"
+	"github.com/resultsync/resultsync/pkg/write/resultstore"
 )
 
 const recordsPerClient = 8

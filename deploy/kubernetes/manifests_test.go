@@ -27,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
-	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
 	"github.com/resultsync/resultsync/pkg/service/migratesvc"
@@ -35,6 +34,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
+	"github.com/resultsync/resultsync/pkg/testkit/configtest"
 )
 
 // servers are the six servers: their configuration loader, gRPC port and

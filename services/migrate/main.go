@@ -8,8 +8,8 @@ import (
 	"context"
 	"os"
 
-	"github.com/resultsync/resultsync/pkg/logging"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/platform/logging"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/migratesvc"
 )
 

@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // fault is one kind of failure the schedule injects.

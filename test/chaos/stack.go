@@ -18,10 +18,10 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // stack is the platform under chaos: fresh databases on the local MySQL

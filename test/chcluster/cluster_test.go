@@ -1,7 +1,7 @@
 // Package chcluster runs resultsync against a real ClickHouse cluster: two
 // shards of two replicas each, coordinated by ZooKeeper (deploy/local/
 // chcluster.sh, `make test-cluster`), with the projection in its cluster
-// shape (pkg/schema/clickhouse_cluster, docs/cluster.md). Every server is
+// shape (pkg/storage/schema/clickhouse_cluster, docs/cluster.md). Every server is
 // built by its service package as the binaries build it, with
 // --clickhouse-cluster; the MySQL shards, the control database and Pulsar
 // are the shared local stack's.
@@ -10,7 +10,7 @@
 // replicas 1 and 2, then shard 2's), as `make test-cluster` sets it; without
 // it they are skipped (a failure if RS_CH_CLUSTER_REQUIRED is set, as `make
 // test-cluster` sets it), and with it a node that does not answer is a
-// failure under RS_REQUIRE_INFRA or CI (pkg/infratest).
+// failure under RS_REQUIRE_INFRA or CI (pkg/testkit/infratest).
 package chcluster
 
 import (
@@ -32,16 +32,16 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
+	"github.com/resultsync/resultsync/pkg/model/shard"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 const (

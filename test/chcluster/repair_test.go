@@ -8,11 +8,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 // The repair loop on the cluster, through the repair server as

@@ -11,10 +11,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/lagwatch"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
+	"github.com/resultsync/resultsync/pkg/delivery/lagwatch"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/reconcileapitest"
 )
 
 // The canonical story on the cluster: 2.21 corrected to 2.31 reads as 2.31

@@ -4,9 +4,9 @@
 // same data, and requires the same results from both, compared as values.
 //
 // The statements are reached through the code that issues them: the
-// migrations (pkg/schema), the consumer's batch insert and the current-state,
-// report and dead-letter reads (pkg/chstore), and reconciliation's bucket and
-// drill-down queries (pkg/reconcile), including a whole reconciliation of a
+// migrations (pkg/storage/schema), the consumer's batch insert and the current-state,
+// report and dead-letter reads (pkg/storage/chstore), and reconciliation's bucket and
+// drill-down queries (pkg/reconciliation/reconcile), including a whole reconciliation of a
 // campaign with injected defects against real MySQL shards.
 package chconform_test
 
@@ -19,10 +19,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/reconcile"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 const campaign = 20001

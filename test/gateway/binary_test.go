@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
 )
 
 // startBinaryGateway builds services/gateway and runs the binary in front of

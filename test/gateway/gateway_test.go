@@ -1,6 +1,6 @@
 // Package gateway calls every route of the JSON gateway
 // (proto/fitness/v1/gateway.yaml) over HTTP, with net/http, in front of the
-// real servers (pkg/platformtest: results, relay, consumer, reconcile and
+// real servers (pkg/testkit/platformtest: results, relay, consumer, reconcile and
 // repair over fresh databases and a fresh topic): status codes and bodies,
 // the mapping of gRPC errors to HTTP (400 with field violations, 401, 403,
 // 404, 409 with the version conflict, 503 for a backend that is down), the
@@ -24,11 +24,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 const (

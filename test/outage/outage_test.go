@@ -27,14 +27,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/resultsync/resultsync/pkg/canonical"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/outbox"
-	"github.com/resultsync/resultsync/pkg/outbox/outboxtest"
-	"github.com/resultsync/resultsync/pkg/server"
-	"github.com/resultsync/resultsync/pkg/service/consumersvc/consumersvctest"
-	"github.com/resultsync/resultsync/pkg/service/relaysvc/relaysvctest"
+	"github.com/resultsync/resultsync/pkg/delivery/outbox"
+	"github.com/resultsync/resultsync/pkg/model/canonical"
+	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/testkit/consumersvctest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/outboxtest"
+	"github.com/resultsync/resultsync/pkg/testkit/relaysvctest"
 )
 
 const (

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/reconcileapitest"
 )
 
 const (

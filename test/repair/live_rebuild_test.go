@@ -7,7 +7,7 @@ import (
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
 )
 
 // The documented rebuild flow under live writes (docs/design.md,

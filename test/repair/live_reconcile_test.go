@@ -5,7 +5,7 @@ import (
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
+	"github.com/resultsync/resultsync/pkg/testkit/reconcileapitest"
 )
 
 // A reconciliation run ends while the campaign it compares keeps being

@@ -3,10 +3,10 @@ package repair_test
 import (
 	"testing"
 
-	"github.com/resultsync/resultsync/pkg/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
 )
 
-// platform is the whole platform (pkg/platformtest) with the repair tests'
+// platform is the whole platform (pkg/testkit/platformtest) with the repair tests'
 // own helpers.
 type platform struct {
 	*platformtest.Platform

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/testkit/reconcileapitest"
 )
 
 // Campaigns of the tests: the five classes a replay, a tombstone or an

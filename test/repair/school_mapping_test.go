@@ -7,7 +7,7 @@ import (
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
 )
 
 // A mapping defect shows a school-7 record under school 8 at its own

@@ -1,5 +1,5 @@
 // Package rpcfuzz calls every RPC of every server of the in-process platform
-// (pkg/platformtest, plus the projection server) with random but well-typed
+// (pkg/testkit/platformtest, plus the projection server) with random but well-typed
 // requests, built by protoreflect from the service descriptors of
 // gen/fitness/v1, as each role and without a token. No call may end INTERNAL or UNKNOWN, a refused call
 // must leave the shard tables (fitness_result, outbox_event) as they were,
@@ -30,10 +30,10 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 var (

@@ -26,14 +26,14 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/platformtest"
-	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
-	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/reconcileapitest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 const (

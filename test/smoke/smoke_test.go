@@ -22,7 +22,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 var binDir string

@@ -21,15 +21,15 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/model/shard"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // Stack is two fresh shards, a control database, a fresh projection and a

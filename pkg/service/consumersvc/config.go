@@ -2,7 +2,7 @@
 // its configuration, New assembles it (the ClickHouse projection, the Pulsar
 // clients, the lag tracker, the ProjectionService, the gRPC server) and Run
 // serves it with the consumer as a worker under the supervisor of
-// pkg/server, until its context ends or the consumer fails for good.
+// pkg/platform/server, until its context ends or the consumer fails for good.
 // services/consumer, end-to-end and outage tests all build the consumer
 // server through New.
 //
@@ -20,10 +20,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 

@@ -15,15 +15,15 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/canonical"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/config/configtest"
-	"github.com/resultsync/resultsync/pkg/consumer"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
+	"github.com/resultsync/resultsync/pkg/model/canonical"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
-	"github.com/resultsync/resultsync/pkg/service/consumersvc/consumersvctest"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/configtest"
+	"github.com/resultsync/resultsync/pkg/testkit/consumersvctest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 const (

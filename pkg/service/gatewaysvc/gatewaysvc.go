@@ -1,7 +1,7 @@
 // Package gatewaysvc is the JSON/HTTP gateway as one component: Load reads
 // its configuration, New assembles it (one connection per backend, the
 // grpc-gateway handlers of every service, the OpenAPI document, /healthz)
-// and Run serves it under the supervisor of pkg/server, with a probe per
+// and Run serves it under the supervisor of pkg/platform/server, with a probe per
 // backend. services/gateway and the tests build the gateway through New.
 package gatewaysvc
 
@@ -32,9 +32,9 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/logging"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/logging"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 )
 
 // Config is the gateway's configuration.

@@ -22,10 +22,10 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/config/configtest"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
+	"github.com/resultsync/resultsync/pkg/testkit/configtest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 func TestLoad(t *testing.T) {

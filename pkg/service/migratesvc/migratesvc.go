@@ -12,12 +12,12 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/schema"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
 )
 
 // Config is the migrator's configuration.

@@ -17,10 +17,10 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/canonical"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/service/consumersvc/consumersvctest"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/model/canonical"
+	"github.com/resultsync/resultsync/pkg/testkit/consumersvctest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -1,7 +1,7 @@
 // Package reconcilesvc is the reconcile server as one component: Load reads
 // its configuration, New assembles it (shard and control database pools,
 // ClickHouse, the run executor, the authenticated ReconcileService) and Run
-// serves it under the supervisor of pkg/server, with a probe per dependency.
+// serves it under the supervisor of pkg/platform/server, with a probe per dependency.
 // services/reconcile and the tests build the server through New.
 package reconcilesvc
 
@@ -17,16 +17,16 @@ import (
 	"google.golang.org/grpc"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/apierr"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/lagwatch"
-	"github.com/resultsync/resultsync/pkg/logging"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
-	"github.com/resultsync/resultsync/pkg/reconcile"
-	"github.com/resultsync/resultsync/pkg/reconcileapi"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/lagwatch"
+	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/logging"
+	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcileapi"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
 
 // Config is the reconcile server's configuration.

@@ -14,17 +14,17 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/config/configtest"
-	"github.com/resultsync/resultsync/pkg/infratest"
-	"github.com/resultsync/resultsync/pkg/reconcile"
-	"github.com/resultsync/resultsync/pkg/reconcileapi/reconcileapitest"
-	"github.com/resultsync/resultsync/pkg/schema"
-	"github.com/resultsync/resultsync/pkg/server/servertest"
+	"github.com/resultsync/resultsync/pkg/model/shard"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
-	"github.com/resultsync/resultsync/pkg/shard"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/schema"
+	"github.com/resultsync/resultsync/pkg/testkit/configtest"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
+	"github.com/resultsync/resultsync/pkg/testkit/reconcileapitest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 const (

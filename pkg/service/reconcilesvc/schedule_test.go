@@ -6,8 +6,8 @@ import (
 	"time"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/reconcile"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
 )
 
 // TestSchedulerFindsDriftNobodyAskedAbout: the server main builds, with a

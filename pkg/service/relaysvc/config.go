@@ -18,10 +18,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 

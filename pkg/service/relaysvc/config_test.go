@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
+	"github.com/resultsync/resultsync/pkg/testkit/configtest"
 )
 
 func TestLoad(t *testing.T) {

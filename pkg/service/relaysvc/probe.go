@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
 )
 
 // shardCheck fails when the relay's last cycle on the shard failed (a

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/resultsync/resultsync/pkg/relay"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
 )
 
 var errDown = errors.New("connection refused")

@@ -10,15 +10,15 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/audit"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
-	"github.com/resultsync/resultsync/pkg/outbox"
-	"github.com/resultsync/resultsync/pkg/outboxapi"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/outbox"
+	"github.com/resultsync/resultsync/pkg/delivery/outboxapi"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
+	"github.com/resultsync/resultsync/pkg/platform/audit"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
 
 // Service is an assembled relay server. Run it once; Run releases

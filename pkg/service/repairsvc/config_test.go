@@ -3,8 +3,8 @@ package repairsvc_test
 import (
 	"testing"
 
-	"github.com/resultsync/resultsync/pkg/config/configtest"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
+	"github.com/resultsync/resultsync/pkg/testkit/configtest"
 )
 
 // The local profile starts with defaults; impossible settings are refused

@@ -2,7 +2,7 @@
 // configuration, New assembles it (shard, control and ClickHouse pools, the
 // replayer, the projection editor, the rebuilder, the executor and the
 // authenticated RepairService) and Run serves it under the supervisor of
-// pkg/server, with a probe per dependency. services/repair and the tests
+// pkg/platform/server, with a probe per dependency. services/repair and the tests
 // build the server through New.
 package repairsvc
 
@@ -17,22 +17,22 @@ import (
 	"github.com/apache/pulsar-client-go/pulsar"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/audit"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/chstore"
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/lagwatch"
-	"github.com/resultsync/resultsync/pkg/logging"
-	"github.com/resultsync/resultsync/pkg/mysqldb"
-	"github.com/resultsync/resultsync/pkg/pulsarbus"
-	"github.com/resultsync/resultsync/pkg/rebuild"
-	"github.com/resultsync/resultsync/pkg/reconcile"
-	"github.com/resultsync/resultsync/pkg/relay"
-	"github.com/resultsync/resultsync/pkg/repair"
-	"github.com/resultsync/resultsync/pkg/repairapi"
-	"github.com/resultsync/resultsync/pkg/replay"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/delivery/lagwatch"
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/delivery/relay"
+	"github.com/resultsync/resultsync/pkg/platform/audit"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/logging"
+	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/recovery/rebuild"
+	"github.com/resultsync/resultsync/pkg/recovery/repair"
+	"github.com/resultsync/resultsync/pkg/recovery/repairapi"
+	"github.com/resultsync/resultsync/pkg/recovery/replay"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
 
 // Config is the repair server's configuration.
@@ -54,7 +54,7 @@ type Config struct {
 	MaxItems int
 	// ReplayPath is how replays and tombstones are delivered: "broker"
 	// (the default: published by the repair server itself to the relay's
-	// topic, pkg/replay.Direct: no outbox writes on the shards) or "outbox"
+	// topic, pkg/recovery/replay.Direct: no outbox writes on the shards) or "outbox"
 	// (a re-armed or new outbox row on the record's shard, drained by the
 	// relay, where a large repair queues ahead of live rows).
 	ReplayPath string
@@ -65,7 +65,7 @@ type Config struct {
 	Topic          string
 	PublishTimeout time.Duration
 	// LagInterval is how often the projection's lag per shard is measured
-	// from durable state (pkg/lagwatch; the repair server has every store).
+	// from durable state (pkg/delivery/lagwatch; the repair server has every store).
 	LagInterval time.Duration
 }
 
@@ -264,7 +264,7 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // AWAITING_VERIFICATION (see repair.Executor). If it ends, the server stops
 // serving and Run returns its error. Worker "lag-exporter" measures the
 // projection's lag per shard from durable state every --lag-interval
-// (pkg/lagwatch); a store it cannot read shows as projection_lag_up 0.
+// (pkg/delivery/lagwatch); a store it cannot read shows as projection_lag_up 0.
 func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	probes := append([]server.Probe{{Name: "control", Check: s.store.Ping}, s.pools.ClickHouseProbe(true)}, s.pools.ShardProbes()...)

@@ -1,7 +1,7 @@
 // Package resultssvc is the results server as one component: Load reads its
 // configuration, New assembles it (one connection pool per shard, the
 // authenticated ResultService, the shard probes) and Run serves it under the
-// supervisor of pkg/server. services/results, the end-to-end tests and the
+// supervisor of pkg/platform/server. services/results, the end-to-end tests and the
 // write-path benchmark all build the server through New.
 package resultssvc
 
@@ -13,13 +13,13 @@ import (
 	"log/slog"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/auth"
-	"github.com/resultsync/resultsync/pkg/config"
-	"github.com/resultsync/resultsync/pkg/logging"
-	"github.com/resultsync/resultsync/pkg/resultapi"
-	"github.com/resultsync/resultsync/pkg/resultstore"
-	"github.com/resultsync/resultsync/pkg/server"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/logging"
+	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/write/resultapi"
+	"github.com/resultsync/resultsync/pkg/write/resultstore"
 )
 
 // Config is the results server's configuration.

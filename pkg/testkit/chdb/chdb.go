@@ -3,7 +3,7 @@
 // deploy/local/chdb/chdb_server.py, holds one chdb session and answers one
 // JSON line per statement. It lets the tests that run on the local
 // ClickHouse 18.16 server run unchanged on ClickHouse 26.x
-// (RS_CH_ENGINE=chdb; pkg/infratest's CreateClickHouseDatabase opens it).
+// (RS_CH_ENGINE=chdb; pkg/testkit/infratest's CreateClickHouseDatabase opens it).
 //
 // Fidelity to clickhouse-go's native protocol, where it matters for proving
 // statements:
@@ -60,7 +60,7 @@ var _ driver.Conn = (*chdbConn)(nil)
 var chdbServerTZ = time.UTC
 
 // ErrUnavailable is wrapped by Open's errors when chdb is not installed or
-// its process does not start or dies at once (pkg/infratest reports it as
+// its process does not start or dies at once (pkg/testkit/infratest reports it as
 // its ErrUnreachable: a failure under CI, a skip otherwise).
 var ErrUnavailable = errors.New("unavailable")
 
@@ -139,7 +139,7 @@ func Open(ctx context.Context, database string) (driver.Conn, error) {
 }
 
 // OpenStrict is Open with strict scanning (see the package doc), as
-// pkg/infratest's CreateClickHouseDatabase opens each database.
+// pkg/testkit/infratest's CreateClickHouseDatabase opens each database.
 func OpenStrict(ctx context.Context, database string) (driver.Conn, error) {
 	return open(ctx, database, true)
 }

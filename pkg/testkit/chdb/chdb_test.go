@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/shopspring/decimal"
 
-	"github.com/resultsync/resultsync/pkg/infratest"
 	"github.com/resultsync/resultsync/pkg/testkit/chdb"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
 // newTestChDB opens a chdb connection on a fresh database, closed when the test

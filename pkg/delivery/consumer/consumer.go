@@ -1,0 +1,516 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/pulsar-client-go/pulsar"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
+)
+
+// Writer stores a batch synchronously (chstore.Projection).
+type Writer interface {
+	Insert(ctx context.Context, rows []chstore.Row) error
+}
+
+// EpochFloorReader reads the epoch floor: the lowest transformation epoch
+// still allowed to write (chstore.Projection; see pkg/recovery/rebuild).
+type EpochFloorReader interface {
+	EpochFloor(ctx context.Context) (uint16, error)
+}
+
+// PositionWriter records the applied position per (source shard, topic
+// partition) (chstore.Projection; ClickHouse migration 0009).
+type PositionWriter interface {
+	InsertAppliedPositions(ctx context.Context, ps []chstore.AppliedPosition, nowMs int64) error
+}
+
+// DeadLetterer takes an event that can never be written.
+type DeadLetterer interface {
+	DeadLetter(ctx context.Context, msg pulsar.Message, reason string) error
+}
+
+// Config tunes a consumer. A batch is cut when it holds BatchSize messages
+// or BatchBytes of payload, or BatchWait after its first message arrived,
+// whichever comes first.
+type Config struct {
+	BatchSize  int           // messages per insert at most
+	BatchBytes int           // payload bytes per insert at most (a single larger message is a batch of its own)
+	BatchWait  time.Duration // longest wait before a partial batch is written
+	Epoch      uint16        // transformation epoch written with every row
+	RetryBase  time.Duration // first wait after a failed insert
+	RetryMax   time.Duration // longest wait between insert attempts
+	// EpochCheck is how long a read epoch floor is trusted before it is read
+	// again (0: DefaultEpochCheck).
+	EpochCheck time.Duration
+}
+
+// DefaultEpochCheck is how often, at most, the epoch floor is re-read.
+const DefaultEpochCheck = 5 * time.Second
+
+// DefaultConfig is a sane default.
+func DefaultConfig() Config {
+	return Config{BatchSize: DefaultBatchSize, BatchBytes: DefaultBatchBytes, BatchWait: 200 * time.Millisecond,
+		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second}
+}
+
+// DefaultBatchSize and DefaultBatchBytes bound a batch by default.
+const (
+	DefaultBatchSize  = 5000
+	DefaultBatchBytes = 4 << 20
+)
+
+// Validate rejects impossible settings.
+func (c Config) Validate() error {
+	if c.BatchSize < 1 || c.BatchBytes < 1 || c.BatchWait <= 0 || c.RetryBase <= 0 || c.RetryMax < c.RetryBase || c.EpochCheck < 0 {
+		return fmt.Errorf("consumer config: need batch size >= 1, batch bytes >= 1, batch wait > 0, 0 < retry base <= retry max, epoch check >= 0 (got %+v)", c)
+	}
+	return nil
+}
+
+// Hooks observe a consumer; they never change what it does (faults are
+// injected at the boundaries: a proxy in front of the broker or ClickHouse).
+type Hooks struct {
+	// Applied, when set, sees every batch once its messages are acknowledged,
+	// with the time ClickHouse acknowledged the insert (for freshness
+	// measurements in the benchmarks).
+	Applied func(rows []chstore.Row, insertAcked time.Time)
+}
+
+// Consumer is one consumer instance.
+type Consumer struct {
+	log   *slog.Logger
+	cfg   Config
+	cons  pulsar.Consumer
+	w     Writer
+	dlq   DeadLetterer
+	lag   *Lag
+	m     *metrics
+	hooks Hooks
+	now   func() time.Time
+
+	pos        PositionWriter // nil: w does not record positions
+	partitions int32          // the topic's partition count (0: unknown)
+
+	floor   EpochFloorReader // nil: w does not read the floor
+	floorAt time.Time        // when floorV was read (zero: never)
+	floorV  uint16
+	retired atomic.Pointer[EpochRetiredError]
+	// writeErr is the failure of the latest attempt to write a batch, nil
+	// once a batch is written.
+	writeErr atomic.Pointer[error]
+}
+
+// Deps are what a consumer reads from and writes to.
+type Deps struct {
+	// Sub is the subscription the consumer reads (Subscribe).
+	Sub pulsar.Consumer
+	// Writer stores the batches (chstore.Projection).
+	Writer Writer
+	// DLQ receives the events that can never be written.
+	DLQ DeadLetterer
+	// Lag is the lag tracker, shared with the status API (nil: its own).
+	Lag *Lag
+	// Registry registers the metrics (nil: not registered).
+	Registry prometheus.Registerer
+	// Hooks observe the consumer (none by default).
+	Hooks Hooks
+}
+
+// New returns a consumer reading d.Sub. When d.Writer also reads the epoch
+// floor (EpochFloorReader, as chstore.Projection does), the consumer refuses
+// to write once cfg.Epoch is below the floor (see Run).
+func New(log *slog.Logger, cfg Config, d Deps) (*Consumer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if d.Lag == nil {
+		d.Lag = NewLag()
+	}
+	if cfg.EpochCheck == 0 {
+		cfg.EpochCheck = DefaultEpochCheck
+	}
+	c := &Consumer{log: log, cfg: cfg, cons: d.Sub, w: d.Writer, dlq: d.DLQ, lag: d.Lag, m: newMetrics(d.Registry, d.Lag), hooks: d.Hooks, now: time.Now}
+	if f, ok := d.Writer.(EpochFloorReader); ok {
+		c.floor = f
+	}
+	if pw, ok := d.Writer.(PositionWriter); ok {
+		c.pos = pw
+	}
+	if pc, ok := d.Sub.(interface{ Partitions() int }); ok {
+		c.partitions = int32(pc.Partitions())
+	}
+	return c, nil
+}
+
+// ErrEpochRetired is returned (wrapped in an *EpochRetiredError) by Run when
+// the consumer's transformation epoch is below the epoch floor.
+var ErrEpochRetired = errors.New("transformation epoch retired")
+
+// EpochRetiredError says a consumer's epoch was retired by a rebuild.
+type EpochRetiredError struct {
+	Epoch, Floor uint16
+}
+
+func (e *EpochRetiredError) Error() string {
+	return fmt.Sprintf("consumer epoch %d is retired: the projection's epoch floor is %d (a verified rebuild retired every epoch below it); "+
+		"nothing is written or acknowledged; run the fixed transformation with --epoch >= %d", e.Epoch, e.Floor, e.Floor)
+}
+
+// Is makes errors.Is(err, ErrEpochRetired) hold.
+func (e *EpochRetiredError) Is(target error) bool { return target == ErrEpochRetired }
+
+// Retired returns the *EpochRetiredError once the consumer found its epoch
+// retired (it then writes nothing more), nil otherwise. Safe for concurrent
+// use (e.g. by a health check).
+func (c *Consumer) Retired() error {
+	if e := c.retired.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// checkEpoch returns an *EpochRetiredError when the consumer's epoch is below
+// the floor, or the error of reading it. The floor is re-read when the last
+// read is older than cfg.EpochCheck. Called by one goroutine at a time.
+func (c *Consumer) checkEpoch(ctx context.Context) error {
+	if c.floor == nil {
+		return nil
+	}
+	if e := c.retired.Load(); e != nil {
+		return e
+	}
+	if c.floorAt.IsZero() || c.now().Sub(c.floorAt) >= c.cfg.EpochCheck {
+		f, err := c.floor.EpochFloor(ctx)
+		if err != nil {
+			return fmt.Errorf("checking the epoch floor: %w", err)
+		}
+		c.floorV, c.floorAt = f, c.now()
+	}
+	if c.cfg.Epoch < c.floorV {
+		e := &EpochRetiredError{Epoch: c.cfg.Epoch, Floor: c.floorV}
+		c.retired.Store(e)
+		c.log.Error("transformation epoch retired: refusing to write", "epoch", e.Epoch, "epoch_floor", e.Floor)
+		return e
+	}
+	return nil
+}
+
+// WriteErr returns the failure of the latest attempt to write a batch while
+// the consumer keeps retrying it, and nil once a batch was written (or
+// before the first attempt). Safe for concurrent use (e.g. by a health
+// check): ClickHouse answering pings is not enough if it refuses the
+// consumer's inserts.
+func (c *Consumer) WriteErr() error {
+	if p := c.writeErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Lag returns the consumer's lag tracker.
+func (c *Consumer) Lag() *Lag { return c.lag }
+
+// batch is a run of received messages and their rows, cut by count, bytes
+// or time.
+type batch struct {
+	msgs     []pulsar.Message
+	rows     []chstore.Row
+	bytes    int       // payload bytes
+	inserted time.Time // when ClickHouse acknowledged the insert
+	// positions is the newest source commit (ms) per (shard, partition).
+	positions map[posKey]int64
+}
+
+type posKey struct {
+	shard     string
+	partition int32
+}
+
+// appliedPositions lists b's positions.
+func (c *Consumer) appliedPositions(b *batch) []chstore.AppliedPosition {
+	out := make([]chstore.AppliedPosition, 0, len(b.positions))
+	for k, ms := range b.positions {
+		out = append(out, chstore.AppliedPosition{ShardID: k.shard, Partition: k.partition, Partitions: c.partitions, CommitMs: ms})
+	}
+	return out
+}
+
+// Run consumes until ctx ends, in three stages that overlap:
+//
+//   - receiving (this goroutine): messages are received, decoded and
+//     validated into the current batch, which is cut when it holds
+//     cfg.BatchSize messages, before a message would take its payload above
+//     cfg.BatchBytes (a larger message is a batch of its own), or
+//     cfg.BatchWait after its first message;
+//   - writing: a second goroutine inserts each batch (one synchronous
+//     insert, retried with backoff while it fails) while the next batch is
+//     being received; at most one cut batch waits for it, so memory stays
+//     bounded by about three batches;
+//   - acknowledging: a third goroutine acknowledges a batch's messages once
+//     ClickHouse acknowledged its insert, while the writer inserts the next.
+//
+// Ordering: a message is acknowledged only after the insert holding it was
+// acknowledged by ClickHouse; the messages of a batch that was not written
+// (the insert failed and ctx ended, or the epoch was retired) are never
+// acknowledged, so the broker redelivers them (to this instance after a
+// reconnect, or to another), and writing a redelivered event again is
+// harmless (the same row version). Run returns once all three stages
+// stopped; the acknowledgments of every written batch have then been handed
+// to the Pulsar client.
+//
+// Epoch floor: Run checks it before receiving and before every insert
+// (re-reading it at most every cfg.EpochCheck). When the consumer's epoch is
+// below it, nothing more is inserted or acknowledged and Run returns an
+// *EpochRetiredError (errors.Is ErrEpochRetired). While the floor cannot be
+// read, a batch is not written (as when the insert fails) and is retried.
+func (c *Consumer) Run(ctx context.Context) error {
+	if err := c.checkEpoch(ctx); errors.Is(err, ErrEpochRetired) {
+		return err
+	} else if err != nil {
+		c.log.Warn("epoch floor unreadable at start; checked again before every insert", "err", err)
+	}
+	toWrite := make(chan *batch, 1) // a cut batch waiting for the writer
+	toAck := make(chan *batch, 1)   // a written batch waiting for the acker
+	failed := make(chan struct{})   // closed when the writer stops for good
+	var writeErr error              // set before failed is closed
+	ackDone := make(chan struct{})
+	go func() {
+		defer close(ackDone)
+		for b := range toAck {
+			c.acknowledge(b)
+		}
+	}()
+	writeDone := make(chan struct{})
+	go func() {
+		defer close(writeDone)
+		defer close(toAck)
+		idleSince := time.Time{} // zero until the first batch was written
+		for b := range toWrite {
+			if !idleSince.IsZero() {
+				c.m.writerIdle.Add(time.Since(idleSince).Seconds())
+			}
+			written, err := c.write(ctx, b)
+			if err != nil {
+				writeErr = err
+				close(failed)
+				for range toWrite { // drain; nothing more is written or acknowledged
+				}
+				return
+			}
+			if written {
+				toAck <- b
+			}
+			idleSince = time.Now()
+		}
+	}()
+
+	err := c.receive(ctx, toWrite, failed)
+	close(toWrite)
+	<-writeDone
+	<-ackDone
+	if writeErr != nil {
+		return writeErr
+	}
+	return err
+}
+
+// receive fills batches and hands them to the writer until ctx ends or the
+// writer fails (failed closed).
+func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-chan struct{}) error {
+	msgs := c.cons.Chan()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var cur *batch
+	// cut hands the current batch to the writer; false when Run must stop.
+	cut := func() bool {
+		timer.Stop()
+		b := cur
+		cur = nil
+		select {
+		case toWrite <- b:
+			return true
+		default:
+		}
+		blocked := time.Now()
+		defer func() { c.m.receiveBlocked.Add(time.Since(blocked).Seconds()) }()
+		select {
+		case toWrite <- b:
+			return true
+		case <-failed:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-failed:
+			return nil
+		case <-timer.C:
+			if cur != nil && !cut() {
+				return nil
+			}
+		case cm, ok := <-msgs:
+			if !ok {
+				return errors.New("the Pulsar consumer was closed")
+			}
+			msg := cm.Message
+			ev, err := Decode(msg.Payload())
+			if err != nil {
+				c.deadLetter(ctx, msg, err)
+				continue
+			}
+			size := len(msg.Payload())
+			if cur != nil && cur.bytes+size > c.cfg.BatchBytes && !cut() {
+				return nil
+			}
+			if cur == nil {
+				cur = &batch{msgs: make([]pulsar.Message, 0, min(c.cfg.BatchSize, 1024)), rows: make([]chstore.Row, 0, min(c.cfg.BatchSize, 1024)),
+					positions: map[posKey]int64{}}
+				timer.Reset(c.cfg.BatchWait)
+			}
+			cur.msgs = append(cur.msgs, msg)
+			r := ToRow(ev, c.cfg.Epoch, 0)
+			cur.rows = append(cur.rows, r)
+			_, part := pulsarbus.PartitionOf(msg.Topic())
+			if k := (posKey{r.ShardID, int32(part)}); r.SourceCommitMs > cur.positions[k] {
+				cur.positions[k] = r.SourceCommitMs
+			}
+			cur.bytes += size
+			if (len(cur.msgs) >= c.cfg.BatchSize || cur.bytes >= c.cfg.BatchBytes) && !cut() {
+				return nil
+			}
+		}
+	}
+}
+
+// write inserts b's rows until ClickHouse acknowledges them (backing off
+// while it fails). It returns false, and nothing is acknowledged, when ctx
+// ended first; an error only when the epoch is retired.
+func (c *Consumer) write(ctx context.Context, b *batch) (bool, error) {
+	wait := c.cfg.RetryBase
+	for attempt := 1; ; attempt++ {
+		ingest := c.now().UnixMilli()
+		for i := range b.rows {
+			b.rows[i].IngestMs = ingest
+		}
+		err := c.checkEpoch(ctx)
+		if errors.Is(err, ErrEpochRetired) {
+			return false, err // nothing inserted, nothing acknowledged
+		}
+		if err == nil {
+			start := time.Now()
+			err = c.w.Insert(ctx, b.rows)
+			b.inserted = time.Now()
+			if err == nil && c.pos != nil {
+				// After the rows, before the acknowledgments: a position
+				// never runs ahead of stored rows, and a batch whose
+				// position was not recorded is not acknowledged.
+				err = c.pos.InsertAppliedPositions(ctx, c.appliedPositions(b), c.now().UnixMilli())
+			}
+			c.m.insertSeconds.Observe(b.inserted.Sub(start).Seconds())
+		}
+		if err == nil {
+			c.writeErr.Store(nil)
+			c.lag.observeWritten(b.rows)
+			return true, nil
+		}
+		if ctx.Err() != nil {
+			return false, nil // unacknowledged: redelivered later
+		}
+		c.writeErr.Store(&err)
+		c.m.insertFailures.Inc()
+		c.log.Error("batch not written; nothing acknowledged, retrying", "rows", len(b.rows), "attempt", attempt, "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return false, nil // unacknowledged: redelivered later
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, c.cfg.RetryMax)
+	}
+}
+
+// acknowledge acknowledges a written batch's messages and counts them as
+// applied (the lag moved when the insert was acknowledged). The Pulsar client groups the acknowledgments (it sends them
+// within 100ms); one lost before reaching the broker only makes it
+// redeliver an applied version.
+func (c *Consumer) acknowledge(b *batch) {
+	for _, m := range b.msgs {
+		if err := c.cons.Ack(m); err != nil {
+			c.log.Warn("acknowledging", "err", err) // redelivery only duplicates an applied version
+		}
+	}
+	c.m.applied.Add(float64(len(b.rows)))
+	c.lag.countApplied(len(b.rows))
+	if c.hooks.Applied != nil {
+		c.hooks.Applied(b.rows, b.inserted)
+	}
+}
+
+func (c *Consumer) deadLetter(ctx context.Context, msg pulsar.Message, cause error) {
+	var ie *InvalidEventError
+	reason := cause.Error()
+	if errors.As(cause, &ie) {
+		reason = ie.Reason
+	}
+	if err := c.dlq.DeadLetter(ctx, msg, reason); err != nil {
+		// Not acknowledged: the broker redelivers it and we try again.
+		c.log.Error("dead-lettering failed; will retry on redelivery", "err", err)
+		c.cons.Nack(msg)
+		return
+	}
+	if err := c.cons.Ack(msg); err != nil {
+		c.log.Warn("acknowledging a dead letter", "err", err)
+	}
+	c.m.deadLettered.Inc()
+	c.lag.ObserveDeadLetter()
+	c.log.Warn("event dead-lettered", "message_id", msg.ID().String(), "reason", reason)
+}
+
+// Subscribe opens the projection's subscription on topic: Failover, so each
+// partition (and therefore each data_id) is consumed in order by one active
+// instance while instances share partitions; from the earliest message, so a
+// new subscription misses nothing. It blocks up to the client's operation
+// timeout while the broker is unreachable. After a broker outage the
+// consumer reconnects within about pulsarbus.DefaultReconnectMax of the
+// broker's return (the client's own policy waits up to a minute).
+func Subscribe(client pulsar.Client, topic, subscription string) (pulsar.Consumer, error) {
+	c, err := client.Subscribe(pulsar.ConsumerOptions{
+		Topic:                       topic,
+		SubscriptionName:            subscription,
+		Type:                        pulsar.Failover,
+		SubscriptionInitialPosition: pulsar.SubscriptionPositionEarliest,
+		ReceiverQueueSize:           5000,
+		NackRedeliveryDelay:         time.Second,
+		BackOffPolicyFunc:           pulsarbus.ReconnectBackoff(0),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribing %s to %s: %w", subscription, topic, err)
+	}
+	// The partition count of the (partitioned) topic, recorded with the
+	// applied positions so readers can route a data_id to its partition.
+	base, _ := pulsarbus.PartitionOf(topic)
+	n := 0
+	if parts, err := client.TopicPartitions(base); err == nil {
+		n = len(parts)
+	}
+	return subscribed{Consumer: c, partitions: n}, nil
+}
+
+// subscribed is a consumer that knows its topic's partition count.
+type subscribed struct {
+	pulsar.Consumer
+	partitions int
+}
+
+// Partitions returns the topic's partition count (0: unknown).
+func (s subscribed) Partitions() int { return s.partitions }

@@ -1,0 +1,297 @@
+// Package reconcileapi implements fitness.v1.ReconcileService over the
+// reconciliation engine (pkg/reconciliation/reconcile): runs are stored in the control
+// database, submitted to the runner's worker (reconcile.Runner.Run, which
+// the server supervises), and watched by streaming.
+package reconcileapi
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/paging"
+	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+)
+
+// CampaignChecker tells whether a campaign exists on the authoritative side.
+type CampaignChecker interface {
+	CampaignExists(ctx context.Context, detectID int64) (bool, error)
+}
+
+// Service implements fitness.v1.ReconcileService.
+type Service struct {
+	fitnessv1.UnimplementedReconcileServiceServer
+	store  *reconcile.RunStore
+	runner *reconcile.Runner
+	camps  CampaignChecker
+	poll   time.Duration
+	// sched and buckets serve ListCampaigns (nil: FAILED_PRECONDITION).
+	sched   *reconcile.ScheduleStore
+	buckets int
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithSchedule serves ListCampaigns from the schedule store, for runs of
+// buckets buckets.
+func WithSchedule(sched *reconcile.ScheduleStore, buckets int) Option {
+	return func(s *Service) { s.sched, s.buckets = sched, buckets }
+}
+
+// New returns the service. Runs started through it are executed by the
+// runner's worker (runner.Run, which the caller runs) and live until it
+// stops.
+func New(store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker, opts ...Option) *Service {
+	s := &Service{store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
+	p := &fitnessv1.ReconciliationRun{
+		RunId: r.ID, Scope: &fitnessv1.ReconcileScope{DetectId: r.Scope.DetectID, ProjectId: r.Scope.ProjectID, SchoolId: r.Scope.SchoolID},
+		Depth: fitnessv1.ReconcileDepth(r.Depth), State: fitnessv1.RunState(fitnessv1.RunState_value["RUN_STATE_"+r.State]),
+		BucketsDone: r.BucketsDone, BucketsTotal: r.BucketsTotal, RowsCompared: r.RowsCompared, DiscrepancyCount: r.Discrepancies,
+		BoundaryRetries: int32(r.BoundaryRetries), Message: strings.TrimSpace(r.Message), ErrorMessage: r.Error,
+		CreateTime: timestamppb.New(r.Created), SampleRate: r.SampleRate, InFlightCount: r.InFlight,
+	}
+	if !r.Ended.IsZero() {
+		p.EndTime = timestamppb.New(r.Ended)
+	}
+	ts := func(t time.Time) *timestamppb.Timestamp {
+		if t.IsZero() {
+			return nil
+		}
+		return timestamppb.New(t)
+	}
+	for _, sh := range r.Shards {
+		p.Shards = append(p.Shards, &fitnessv1.RunShard{ShardId: sh.ShardID, BoundaryTime: ts(sh.Boundary), AppliedTime: ts(sh.Applied),
+			Behind: sh.Behind, InFlightCount: sh.InFlight})
+	}
+	return p
+}
+
+// StartReconciliationRun implements fitness.v1.ReconcileService.
+func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.StartReconciliationRunRequest) (*fitnessv1.StartReconciliationRunResponse, error) {
+	sc := req.GetScope()
+	switch {
+	case sc == nil || sc.GetDetectId() <= 0:
+		return nil, status.Error(codes.InvalidArgument, "scope.detect_id is required (a positive campaign id)")
+	case sc.GetProjectId() < 0 || sc.GetSchoolId() < 0:
+		return nil, status.Error(codes.InvalidArgument, "scope.project_id and scope.school_id must be positive, or 0 for all")
+	case req.GetDepth() < fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS || req.GetDepth() > fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT:
+		return nil, status.Error(codes.InvalidArgument, "depth must be COUNTS, VERSIONS or CONTENT")
+	case math.IsNaN(req.GetSampleRate()) || req.GetSampleRate() < 0 || req.GetSampleRate() > 1:
+		return nil, status.Error(codes.InvalidArgument, "sample_rate must be between 0 and 1")
+	}
+	ok, err := s.camps.CampaignExists(ctx, sc.GetDetectId())
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "campaign %d has no results on any shard", sc.GetDetectId())
+	}
+	by := "anonymous"
+	if p, ok := auth.FromContext(ctx); ok {
+		by = p.Subject
+	}
+	release, err := s.runner.Admit()
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	r, err := s.store.Create(ctx, reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()},
+		reconcile.Depth(req.GetDepth()), req.GetSampleRate(), by)
+	if err != nil {
+		release()
+		return nil, apierr.Status(err)
+	}
+	// The run outlives this request: only the worker's end cancels it.
+	s.runner.Submit(context.WithoutCancel(ctx), r, release)
+	return &fitnessv1.StartReconciliationRunResponse{Run: toProto(r)}, nil
+}
+
+// GetReconciliationRun implements fitness.v1.ReconcileService.
+func (s *Service) GetReconciliationRun(ctx context.Context, req *fitnessv1.GetReconciliationRunRequest) (*fitnessv1.GetReconciliationRunResponse, error) {
+	if req.GetRunId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "run_id is required")
+	}
+	r, err := s.store.Get(ctx, req.GetRunId())
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	return &fitnessv1.GetReconciliationRunResponse{Run: toProto(r)}, nil
+}
+
+// ListReconciliationRuns implements fitness.v1.ReconcileService.
+func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.ListReconciliationRunsRequest) (*fitnessv1.ListReconciliationRunsResponse, error) {
+	size, err := paging.Size(req.GetPageSize(), 50, 500)
+	if err != nil {
+		return nil, err
+	}
+	// A token is bound to the query it came from: another campaign's is refused.
+	scope := fmt.Sprintf("runs|%d", req.GetDetectId())
+	before, err := paging.Decode(req.GetPageToken(), scope)
+	if err != nil {
+		return nil, err
+	}
+	runs, ids, err := s.store.List(ctx, req.GetDetectId(), before, size+1)
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	resp := &fitnessv1.ListReconciliationRunsResponse{}
+	if len(runs) > size {
+		runs = runs[:size]
+		resp.NextPageToken = paging.Encode(scope, ids[size-1])
+	}
+	for _, r := range runs {
+		resp.Runs = append(resp.Runs, toProto(r))
+	}
+	return resp, nil
+}
+
+// WatchReconciliationRun implements fitness.v1.ReconcileService: it sends the
+// run whenever it changes, and returns after the terminal state is sent.
+func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRequest, stream fitnessv1.ReconcileService_WatchReconciliationRunServer) error {
+	if req.GetRunId() == "" {
+		return status.Error(codes.InvalidArgument, "run_id is required")
+	}
+	ctx := stream.Context()
+	var last *fitnessv1.ReconciliationRun
+	for {
+		r, err := s.store.Get(ctx, req.GetRunId())
+		if err != nil {
+			return apierr.Status(err)
+		}
+		p := toProto(r)
+		if last == nil || last.GetState() != p.GetState() || last.GetBucketsDone() != p.GetBucketsDone() ||
+			last.GetDiscrepancyCount() != p.GetDiscrepancyCount() || last.GetBoundaryRetries() != p.GetBoundaryRetries() ||
+			last.GetInFlightCount() != p.GetInFlightCount() || last.GetMessage() != p.GetMessage() {
+			if err := stream.Send(&fitnessv1.WatchReconciliationRunResponse{Run: p}); err != nil {
+				return err
+			}
+			last = p
+		}
+		if r.Terminal() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case <-time.After(s.poll):
+		}
+	}
+}
+
+// ListDiscrepancies implements fitness.v1.ReconcileService.
+func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDiscrepanciesRequest) (*fitnessv1.ListDiscrepanciesResponse, error) {
+	if req.GetRunId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "run_id is required")
+	}
+	if c := req.GetClass(); c < 0 || c > fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE {
+		return nil, status.Error(codes.InvalidArgument, "unknown discrepancy class")
+	}
+	size, err := paging.Size(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	// A token is bound to the run and filter it came from: another run's is refused.
+	scope := fmt.Sprintf("discrepancies|%s|%d|%t", req.GetRunId(), req.GetClass(), req.GetUnresolvedOnly())
+	after, err := paging.Decode(req.GetPageToken(), scope)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.store.Get(ctx, req.GetRunId())
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	ds, err := s.store.ListDiscrepancies(ctx, req.GetRunId(), reconcile.DiscrepancyFilter{Class: reconcile.Class(req.GetClass()),
+		UnresolvedOnly: req.GetUnresolvedOnly()}, after, size+1)
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	resp := &fitnessv1.ListDiscrepanciesResponse{}
+	if len(ds) > size {
+		ds = ds[:size]
+		resp.NextPageToken = paging.Encode(scope, ds[size-1].DataID)
+	}
+	side := func(r *reconcile.Record) *fitnessv1.RecordSide {
+		if r == nil {
+			return &fitnessv1.RecordSide{}
+		}
+		return &fitnessv1.RecordSide{Present: true, Version: r.Version, IsDeleted: r.Deleted, Canonical: r.Canonical}
+	}
+	for _, d := range ds {
+		p := &fitnessv1.Discrepancy{
+			DiscrepancyId: d.ID, RunId: d.RunID, Class: fitnessv1.DiscrepancyClass(d.Class), DataId: d.DataID, DetectId: run.Scope.DetectID,
+			Source: side(d.Source), Target: side(d.Target), CreateTime: timestamppb.New(d.Created), Resolved: d.Resolved,
+			ResolvedByRunId: d.ResolvedByRun, Resolution: resolution(d.Resolution),
+		}
+		if !d.ResolveTime.IsZero() {
+			p.ResolveTime = timestamppb.New(d.ResolveTime)
+		}
+		resp.Discrepancies = append(resp.Discrepancies, p)
+	}
+	return resp, nil
+}
+
+func resolution(s string) fitnessv1.DiscrepancyResolution {
+	switch s {
+	case reconcile.ResolutionCleanRun:
+		return fitnessv1.DiscrepancyResolution_DISCREPANCY_RESOLUTION_CLEAN_RUN
+	case reconcile.ResolutionRepair:
+		return fitnessv1.DiscrepancyResolution_DISCREPANCY_RESOLUTION_VERIFIED_REPAIR
+	}
+	return fitnessv1.DiscrepancyResolution_DISCREPANCY_RESOLUTION_UNSPECIFIED
+}
+
+// ListCampaigns implements fitness.v1.ReconcileService.
+func (s *Service) ListCampaigns(ctx context.Context, req *fitnessv1.ListCampaignsRequest) (*fitnessv1.ListCampaignsResponse, error) {
+	if s.sched == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this server keeps no reconciliation schedule")
+	}
+	size, err := paging.Size(req.GetPageSize(), 100, 1000)
+	if err != nil {
+		return nil, err
+	}
+	const scope = "campaigns"
+	after, err := paging.Decode(req.GetPageToken(), scope)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := s.sched.List(ctx, s.buckets, after, size+1)
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	resp := &fitnessv1.ListCampaignsResponse{}
+	if len(cs) > size {
+		cs = cs[:size]
+		resp.NextPageToken = paging.Encode(scope, cs[size-1].DetectID)
+	}
+	ts := func(t time.Time) *timestamppb.Timestamp {
+		if t.IsZero() {
+			return nil
+		}
+		return timestamppb.New(t)
+	}
+	for _, c := range cs {
+		resp.Campaigns = append(resp.Campaigns, &fitnessv1.CampaignSchedule{
+			DetectId: c.DetectID, FirstSeenTime: ts(c.FirstSeen), LastCleanRunId: c.LastCleanRunID, LastCleanTime: ts(c.LastClean),
+			LastCleanRevision: c.LastCleanRevision, LastRunId: c.LastRunID, LastRunTime: ts(c.LastRun), SampleCursor: int32(c.SampleCursor),
+			LastSampleTime: ts(c.LastSample), CheckedBuckets: int32(c.CheckedBuckets), BucketsTotal: int32(s.buckets),
+			OldestCheckTime: ts(c.OldestUnchecked(s.buckets)),
+		})
+	}
+	return resp, nil
+}
