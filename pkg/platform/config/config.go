@@ -44,6 +44,8 @@ type Loader struct {
 	needs   []need
 	secrets []string // the names of the secret settings (Need with secret, Secret)
 	profile string
+	// profileTo receive the chosen profile when Parse ends (ProfileTo).
+	profileTo []*string
 }
 
 type need struct {
@@ -63,6 +65,10 @@ func NewLoader(name string) *Loader {
 
 // Profile is the chosen profile (after Parse).
 func (l *Loader) Profile() string { return l.profile }
+
+// ProfileTo makes Parse write the chosen profile to p, so a setting allowed
+// only in one profile can be checked with the rest of the configuration.
+func (l *Loader) ProfileTo(p *string) { l.profileTo = append(l.profileTo, p) }
 
 // secretValue is a flag.Value whose value is never printed.
 type secretValue struct{ p *string }
@@ -225,6 +231,9 @@ func (l *Loader) finish(errs []error) error {
 	case ProfileProduction, ProfileLocal:
 	default:
 		errs = append(errs, fmt.Errorf("profile %q: want %q or empty (production)", l.profile, ProfileLocal))
+	}
+	for _, p := range l.profileTo {
+		*p = l.profile
 	}
 	var missing []string
 	for _, n := range l.needs {
