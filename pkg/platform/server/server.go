@@ -1,7 +1,8 @@
 // Package server is the shared gRPC server bootstrap of every resultsync
 // service: authentication and authorization (WithAuth), health and
 // reflection services, structured request logging, panic recovery,
-// Prometheus metrics on a side HTTP listener, and one supervisor (Run) for
+// Prometheus metrics on a side HTTP listener, TLS on both listeners when
+// Config.TLS names a certificate (pkg/platform/tlsconfig), and one supervisor (Run) for
 // the gRPC server, the service's workers and its dependency probes, with
 // health that follows them and a bounded graceful shutdown.
 //
@@ -15,6 +16,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,12 +28,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 )
 
 // Config is the part of every service's configuration that the bootstrap owns.
@@ -50,6 +54,12 @@ type Config struct {
 	// AuthTokens is the bearer token table "token=subject:role,..." used
 	// when the server is built WithAuth. Never logged.
 	AuthTokens string
+	// TLS serves gRPC and HTTP over TLS when it names a certificate and key
+	// (re-read when they change), requiring client certificates from its CA
+	// when ClientAuth is set (on gRPC; the metrics and health listener
+	// verifies one only when offered, so probes and scrapers need just the
+	// CA). Empty: plaintext.
+	TLS tlsconfig.Files
 }
 
 // Flags defines the bootstrap flags on l, with environment variables named
@@ -60,6 +70,7 @@ func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", envPrefix+"_SHUTDOWN_GRACE", 10*time.Second, "graceful shutdown drain limit")
 	l.Duration(&c.RPCTimeout, "rpc-timeout", envPrefix+"_RPC_TIMEOUT", 30*time.Second, "deadline of a unary RPC that arrives without one (0: none)")
 	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	c.TLS.ServerFlags(l)
 	l.Need(&c.AuthTokens, "auth-tokens", "RS_AUTH_TOKENS", auth.DevTokens, "bearer tokens token=subject:role,... (the local profile accepts the documented development tokens)", true)
 }
 
@@ -82,7 +93,7 @@ func (c *Config) Validate() error {
 	if c.RPCTimeout < 0 {
 		return fmt.Errorf("rpc-timeout must not be negative, got %s", c.RPCTimeout)
 	}
-	return nil
+	return c.TLS.CheckServer("server TLS")
 }
 
 // Server is a gRPC server with the shared middleware and side services.
@@ -95,6 +106,7 @@ type Server struct {
 	mux     *http.ServeMux
 	grpcLis net.Listener
 	httpLis net.Listener
+	tls     *tls.Config // nil: plaintext
 }
 
 // Option adjusts a Server under construction.
@@ -150,14 +162,23 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 	unary := append([]grpc.UnaryServerInterceptor{m.UnaryServerInterceptor(), logUnary(log), recoverUnary(log),
 		defaultDeadline(cfg.RPCTimeout)}, o.unary...)
 	stream := append([]grpc.StreamServerInterceptor{m.StreamServerInterceptor(), logStream(log), recoverStream(log)}, o.stream...)
-	gs := grpc.NewServer(grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...))
+	gopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...)}
+	var tc *tls.Config
+	if cfg.TLS.ServerEnabled() {
+		var err error
+		if tc, err = tlsconfig.Server(log, cfg.TLS); err != nil {
+			return nil, fmt.Errorf("server config: %w", err)
+		}
+		gopts = append(gopts, grpc.Creds(credentials.NewTLS(tc)))
+	}
+	gs := grpc.NewServer(gopts...)
 
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(gs, hs)
 	reflection.Register(gs)
 	m.InitializeMetrics(gs)
 
-	s := &Server{cfg: cfg, log: log, grpc: gs, health: hs, reg: reg, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, log: log, grpc: gs, health: hs, reg: reg, mux: http.NewServeMux(), tls: tc}
 	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		resp, err := hs.Check(r.Context(), &healthpb.HealthCheckRequest{})
@@ -179,6 +200,19 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 // HandleHTTP adds a handler to the side HTTP listener (next to /metrics).
 func (s *Server) HandleHTTP(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
+// APITLSConfig is the TLS configuration of an HTTP API served next to the
+// gRPC server (the gateway's JSON API): the gRPC server's certificate and
+// client-certificate requirement, offering HTTP/2 and HTTP/1.1. Nil when the
+// server is plaintext.
+func (s *Server) APITLSConfig() *tls.Config {
+	if s.tls == nil {
+		return nil
+	}
+	c := s.tls.Clone()
+	c.NextProtos = []string{"h2", "http/1.1"}
+	return c
+}
+
 // Health returns the health server, so a service can report a dependency's state.
 func (s *Server) Health() *health.Server { return s.health }
 
@@ -198,6 +232,12 @@ func (s *Server) Listen() error {
 			return fmt.Errorf("listening for HTTP on %s: %w", s.cfg.HTTPAddr, err)
 		}
 		s.httpLis = hl
+		if c := s.APITLSConfig(); c != nil {
+			if c.ClientAuth == tls.RequireAndVerifyClientCert {
+				c.ClientAuth = tls.VerifyClientCertIfGiven // probes and scrapers: the CA suffices
+			}
+			s.httpLis = tls.NewListener(hl, c)
+		}
 	}
 	return nil
 }

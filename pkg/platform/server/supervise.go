@@ -102,7 +102,7 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 			cancel(err)
 		}()
 	}
-	s.log.Info("server started", "grpc_addr", s.GRPCAddr(), "http_addr", s.HTTPAddr(), "workers", len(workers), "probes", len(probes))
+	s.log.Info("server started", "grpc_addr", s.GRPCAddr(), "http_addr", s.HTTPAddr(), "tls", s.tls != nil, "workers", len(workers), "probes", len(probes))
 
 	<-ctx.Done()
 	cause := context.Cause(ctx)

@@ -2,11 +2,14 @@
 // its configuration, New assembles it (one connection per backend, the
 // grpc-gateway handlers of every service, the OpenAPI document, /healthz)
 // and Run serves it under the supervisor of pkg/platform/server, with a probe per
-// backend. services/gateway and the tests build the gateway through New.
+// backend. The JSON API serves TLS with the server's certificate
+// (Config.Server.TLS), and the backends are dialed over TLS when
+// Config.BackendTLS is enabled. services/gateway and the tests build the gateway through New.
 package gatewaysvc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +28,7 @@ import (
 	// (500) for any other.
 	_ "google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -35,6 +39,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
 	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 )
 
 // Config is the gateway's configuration.
@@ -46,6 +51,10 @@ type Config struct {
 	OpenAPIFile string
 	// Backend gRPC addresses.
 	ResultsAddr, RelayAddr, ConsumerAddr, ReconcileAddr, RepairAddr string
+	// BackendTLS dials every backend over TLS when enabled: their
+	// certificates verified against its CA, its client certificate
+	// presented to backends that require one (mutual TLS).
+	BackendTLS tlsconfig.Files
 }
 
 // Load reads the configuration from args (without the program name) and the
@@ -63,6 +72,7 @@ func Load(args []string) (Config, error) {
 	l.String(&c.ConsumerAddr, "consumer-addr", "RS_CONSUMER_ADDR", "127.0.0.1:7103", "consumer gRPC address")
 	l.String(&c.ReconcileAddr, "reconcile-addr", "RS_RECONCILE_ADDR", "127.0.0.1:7104", "reconcile gRPC address")
 	l.String(&c.RepairAddr, "repair-addr", "RS_REPAIR_ADDR", "127.0.0.1:7105", "repair gRPC address")
+	c.BackendTLS.ClientFlags(l, "backend", "RS_GATEWAY_BACKEND", "the backends")
 	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
 	}
@@ -75,7 +85,7 @@ func (c *Config) Validate() error { return config.Validate("gateway", c.check) }
 // check reports every invalid setting (config.Loader.Load, config.Validate;
 // the gateway has no required setting of its own).
 func (c *Config) check(bool) error {
-	errs := []error{c.Server.Validate()}
+	errs := []error{c.Server.Validate(), c.BackendTLS.CheckClient("backend TLS")}
 	if _, err := logging.New(io.Discard, "gateway", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -130,6 +140,14 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		}
 	}()
 	mux := runtime.NewServeMux(runtime.WithErrorHandler(s.httpError), runtime.WithStreamErrorHandler(s.streamError))
+	creds := insecure.NewCredentials()
+	if cfg.BackendTLS.ClientEnabled() {
+		tc, err := tlsconfig.Client(log, cfg.BackendTLS, "the backends")
+		if err != nil {
+			return nil, fmt.Errorf("gateway config: %w", err)
+		}
+		creds = credentials.NewTLS(tc)
+	}
 	for _, b := range []struct {
 		name, addr string
 		register   func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error
@@ -140,7 +158,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		{"reconcile", cfg.ReconcileAddr, fitnessv1.RegisterReconcileServiceHandler},
 		{"repair", cfg.RepairAddr, fitnessv1.RegisterRepairServiceHandler},
 	} {
-		conn, err := grpc.NewClient(b.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := grpc.NewClient(b.addr, grpc.WithTransportCredentials(creds))
 		if err != nil {
 			return nil, fmt.Errorf("dialing %s at %s: %w", b.name, b.addr, err)
 		}
@@ -163,6 +181,9 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	var lc net.ListenConfig
 	if s.apiLis, err = lc.Listen(ctx, "tcp", cfg.APIAddr); err != nil {
 		return nil, fmt.Errorf("listening for the JSON API on %s: %w", cfg.APIAddr, err)
+	}
+	if tc := s.srv.APITLSConfig(); tc != nil {
+		s.apiLis = tls.NewListener(s.apiLis, tc)
 	}
 	if err := s.srv.Listen(); err != nil {
 		return nil, err
@@ -197,7 +218,8 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 func (s *Service) serveAPI(ctx context.Context) error {
-	s.log.Info("JSON API listening", "addr", s.APIAddr(), "openapi", "/openapiv2/"+filepath.Base(s.cfg.OpenAPIFile))
+	s.log.Info("JSON API listening", "addr", s.APIAddr(), "tls", s.cfg.Server.TLS.ServerEnabled(), "backend_tls", s.cfg.BackendTLS.ClientEnabled(),
+		"openapi", "/openapiv2/"+filepath.Base(s.cfg.OpenAPIFile))
 	errc := make(chan error, 1)
 	go func() { errc <- s.api.Serve(s.apiLis) }()
 	select {

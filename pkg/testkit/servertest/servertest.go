@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -59,13 +60,20 @@ type Running struct {
 // for Run to return).
 func Start(t testing.TB, svc Runner) *Running {
 	t.Helper()
+	return StartWith(t, svc, insecure.NewCredentials())
+}
+
+// StartWith is Start with the connection (Conn, health) dialed with creds:
+// a server that serves TLS.
+func StartWith(t testing.TB, svc Runner, creds credentials.TransportCredentials) *Running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Running{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		r.err = svc.Run(ctx)
 		close(r.done)
 	}()
-	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(svc.GRPCAddr(), grpc.WithTransportCredentials(creds))
 	if err != nil {
 		cancel()
 		t.Fatal(err)
