@@ -33,7 +33,7 @@ func (whoami) RecordResult(context.Context, *fitnessv1.RecordResultRequest) (*fi
 
 func TestPolicyEnforcement(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, AuthTokens: auth.DevTokens},
+	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, Auth: auth.Local(auth.DevTokens)},
 		server.WithAuth(auth.ResultPolicy))
 	if err != nil {
 		t.Fatal(err)

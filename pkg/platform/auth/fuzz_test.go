@@ -15,7 +15,7 @@ import (
 
 // fixedText is the fixed text of ParseTokens' errors.
 const fixedText = "auth token entry: want token=subject:role auth token of : at least 8 characters " +
-	"unknown role \"\" (want viewer, operator or admin) duplicate token no auth tokens configured"
+	"unknown role \"\" (want viewer, operator or admin) duplicate token no auth tokens configured school want a positive number"
 
 // FuzzParseTokens: the token parser never panics; an accepted spec
 // authenticates each of its tokens (at least 8 characters) with the role it
@@ -49,6 +49,7 @@ func FuzzParseTokens(f *testing.F) {
 			e = strings.TrimSpace(e)
 			tok, rest, _ := strings.Cut(e, "=")
 			subj, role, _ := strings.Cut(rest, ":")
+			role, _, _ = strings.Cut(role, "@") // the schools of a scoped entry
 			tok, subj = strings.TrimSpace(tok), strings.TrimSpace(subj)
 			want, err := auth.ParseRole(role)
 			if err != nil || len(tok) < 8 || subj == "" {

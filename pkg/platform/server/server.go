@@ -51,9 +51,9 @@ type Config struct {
 	// RPCTimeout is the deadline given to a unary RPC that arrives without
 	// one (0 keeps such RPCs unbounded).
 	RPCTimeout time.Duration
-	// AuthTokens is the bearer token table "token=subject:role,..." used
-	// when the server is built WithAuth. Never logged.
-	AuthTokens string
+	// Auth authenticates callers when the server is built WithAuth: signed
+	// JWTs, and the static token list in the local profile only.
+	Auth auth.Settings
 	// TLS serves gRPC and HTTP over TLS when it names a certificate and key
 	// (re-read when they change), requiring client certificates from its CA
 	// when ClientAuth is set (on gRPC; the metrics and health listener
@@ -71,11 +71,19 @@ func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
 	l.Duration(&c.RPCTimeout, "rpc-timeout", envPrefix+"_RPC_TIMEOUT", 30*time.Second, "deadline of a unary RPC that arrives without one (0: none)")
 	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	c.TLS.ServerFlags(l)
-	l.Need(&c.AuthTokens, "auth-tokens", "RS_AUTH_TOKENS", auth.DevTokens, "bearer tokens token=subject:role,... (the local profile accepts the documented development tokens)", true)
+	c.Auth.Flags(l)
 }
 
 // Validate rejects impossible bootstrap settings.
 func (c *Config) Validate() error {
+	var authErr error
+	if err := c.Auth.Validate(); err != nil {
+		authErr = fmt.Errorf("auth: %w", err)
+	}
+	return errors.Join(authErr, c.validate())
+}
+
+func (c *Config) validate() error {
 	if c.GRPCAddr == "" {
 		return errors.New("grpc-addr must not be empty")
 	}
@@ -145,12 +153,9 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 		opt(&o)
 	}
 	if o.policy != nil {
-		a, err := auth.ParseTokens(cfg.AuthTokens)
+		a, err := auth.New(log, cfg.Auth)
 		if err != nil {
 			return nil, fmt.Errorf("server config: %w", err)
-		}
-		if cfg.AuthTokens == auth.DevTokens {
-			log.Warn("using the development bearer tokens (dev-viewer, dev-operator, dev-admin); set RS_AUTH_TOKENS in production")
 		}
 		o.unary = append([]grpc.UnaryServerInterceptor{a.Unary(o.policy)}, o.unary...)
 		o.stream = append([]grpc.StreamServerInterceptor{a.Stream(o.policy)}, o.stream...)

@@ -71,7 +71,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(env.Log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, AuthTokens: tokens}, server.WithAuth(auth.RepairPolicy))
+	srv, err := server.New(env.Log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, Auth: auth.Local(tokens)}, server.WithAuth(auth.RepairPolicy))
 	if err != nil {
 		t.Fatal(err)
 	}

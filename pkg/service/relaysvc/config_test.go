@@ -25,7 +25,7 @@ func TestLoad(t *testing.T) {
 		{Name: "one shard", Args: []string{"--profile=local", "--shards=shard-0=u:p@tcp(db0:3306)/rs_shard_0"}, WantErr: []string{"at least two shards"}},
 		{Name: "malformed shard DSN", Args: []string{"--profile=local", "--shards=shard-0=u:p@db0/x,shard-1=u:p@tcp(db1:3306)/y"}, WantErr: []string{"shard shard-0"}},
 		{Name: "explicit production settings", Args: []string{shards, "--control-dsn=u:p@tcp(ctl:3306)/rs_control", "--pulsar-url=pulsar://broker:6650",
-			"--auth-tokens=t=ops:admin", "--probe-interval=500ms"}},
+			"--auth-jwt-keys=/etc/resultsync/jwks.json", "--auth-jwt-audience=resultsync", "--probe-interval=500ms"}},
 	}, nil, ":p@")
 }
 

@@ -36,7 +36,13 @@ func TestLoad(t *testing.T) {
 		{Name: "local profile applies the development stack",
 			Args: []string{"--profile=local"}},
 		{Name: "explicit settings",
-			Args: []string{"--auth-tokens=" + auth.DevTokens, "--shards=a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b", "--max-conns-per-shard=3"}},
+			Args: []string{"--auth-jwt-keys=/etc/resultsync/jwks.json", "--auth-jwt-audience=resultsync", "--shards=a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b", "--max-conns-per-shard=3"}},
+		{Name: "static tokens outside the local profile",
+			Args:    []string{"--auth-tokens=" + auth.DevTokens, "--shards=a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b"},
+			WantErr: []string{"--auth-tokens (env RS_AUTH_TOKENS)", "only with --profile=local", "--auth-jwt-keys"}},
+		{Name: "JWT keys without an audience",
+			Args:    []string{"--auth-jwt-keys=/etc/resultsync/jwks.json", "--auth-jwt-algorithms=ES256,HS256", "--shards=a=u:p@tcp(h:1)/a,b=u:p@tcp(h:1)/b"},
+			WantErr: []string{"--auth-jwt-audience is required", `JWT algorithm "HS256"`}},
 	}, nil, pw)
 	t.Run("local profile values", func(t *testing.T) {
 		configtest.ClearEnv(t)
@@ -44,8 +50,8 @@ func TestLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Stores.Shards != config.DefaultShards || cfg.Server.AuthTokens != auth.DevTokens || cfg.MaxConnsPerShard != 64 {
-			t.Errorf("local profile config = shards %q, tokens set %v, conns %d", cfg.Stores.Shards, cfg.Server.AuthTokens != "", cfg.MaxConnsPerShard)
+		if cfg.Stores.Shards != config.DefaultShards || cfg.Server.Auth.Profile != config.ProfileLocal || cfg.MaxConnsPerShard != 64 {
+			t.Errorf("local profile config = shards %q, auth profile %q, conns %d", cfg.Stores.Shards, cfg.Server.Auth.Profile, cfg.MaxConnsPerShard)
 		}
 	})
 }

@@ -29,7 +29,7 @@ func Config(topic, chDatabase string, probe time.Duration) consumersvc.Config {
 	cc.EpochCheck = consumer.DefaultEpochCheck
 	return consumersvc.Config{
 		Server: server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: 3 * time.Second, LogLevel: "info",
-			RPCTimeout: 30 * time.Second, AuthTokens: auth.DevTokens},
+			RPCTimeout: 30 * time.Second, Auth: auth.Local(auth.DevTokens)},
 		PulsarURL: infratest.PulsarURL(), Topic: topic, Subscription: "clickhouse-projection", DLQTopic: topic + "-DLQ",
 		Stores: stores.Settings{CHAddr: infratest.ClickHouseAddr(), CHDatabase: chDatabase}, Consumer: cc,
 		PulsarOperationTimeout: 3 * time.Second, ProbeInterval: probe,

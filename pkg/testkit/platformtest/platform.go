@@ -38,9 +38,11 @@ import (
 	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
-// Tokens are the callers of every server: vera (viewer), otto (operator)
-// writes results and requests repairs, alice and bob (admins) approve each
-// other's destructive actions.
+// Tokens are the platform-wide callers of every server (the static list
+// of the local profile, which the servers run): vera (viewer), otto
+// (operator) writes results and requests repairs, alice and bob (admins)
+// approve each other's destructive actions. Callers of one school present
+// signed tokens (AsSchool).
 const Tokens = "tok-viewer=vera:viewer,tok-operator=otto:operator,tok-admin-alice=alice:admin,tok-admin-bob=bob:admin"
 
 // Platform is the whole resultsync path in one test, every part built by
@@ -67,6 +69,8 @@ type Platform struct {
 	// of the test stops everything).
 	StopConsumer func()
 	StopRepair   func()
+
+	jwt *signing
 }
 
 // New starts the platform (two shards, one consumer); it stops when the
@@ -89,7 +93,7 @@ type Options struct {
 // NewWith starts the platform shaped by o; it stops when the test ends.
 func NewWith(t *testing.T, o Options) *Platform {
 	t.Helper()
-	p := &Platform{t: t, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), StopConsumer: func() {}}
+	p := &Platform{t: t, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), StopConsumer: func() {}, jwt: newSigning(t)}
 	if testing.Verbose() {
 		p.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -144,8 +148,8 @@ func (p *Platform) Args(extra ...string) []string {
 	for _, s := range p.Shards.Shards {
 		shards = append(shards, s.ID+"="+s.DSN)
 	}
-	return append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
-		"--shards=" + strings.Join(shards, ",")}, extra...)
+	return append(append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
+		"--shards=" + strings.Join(shards, ",")}, p.jwt.authArgs()...), extra...)
 }
 
 // RepairArgs are the repair server's settings: short polls, lease and
@@ -184,9 +188,9 @@ func (p *Platform) StartConsumer(epoch uint16) {
 func (p *Platform) RunConsumer(hooks consumer.Hooks, extra ...string) (stop func()) {
 	t := p.t
 	t.Helper()
-	args := append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
+	args := append(append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
 		"--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic, "--dead-letter-topic=" + p.Topic + "-DLQ",
-		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + p.CH.Name}, extra...)
+		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + p.CH.Name}, p.jwt.authArgs()...), extra...)
 	addr, stop := ServeStoppable(t, "consumer", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := consumersvc.Load(args)
 		if err != nil {

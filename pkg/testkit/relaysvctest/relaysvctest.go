@@ -71,7 +71,7 @@ func (e *Env) Config(t testing.TB, probe time.Duration, addr func(i int) string)
 	rc.Backoff = outbox.Backoff{Base: 100 * time.Millisecond, Max: time.Second}
 	return relaysvc.Config{
 		Server: server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: 3 * time.Second, LogLevel: "info",
-			RPCTimeout: 30 * time.Second, AuthTokens: auth.DevTokens},
+			RPCTimeout: 30 * time.Second, Auth: auth.Local(auth.DevTokens)},
 		Stores:    stores.Settings{Shards: strings.Join(entries, ","), ControlDSN: e.Control.DSN},
 		PulsarURL: infratest.PulsarURL(), Topic: e.Topic, PulsarOperationTimeout: 5 * time.Second,
 		Relay: rc, Retention: time.Hour, PurgeInterval: time.Minute, PurgeBatch: 1000, StatsInterval: time.Second,
