@@ -84,7 +84,7 @@ func (s *Service) assemble() error {
 	// insert (and so the consumer worker's stop) for the dial timeout, so
 	// it is a third of the grace (at most 5s).
 	dial := min(5*time.Second, max(cfg.Server.ShutdownGrace/3, 500*time.Millisecond))
-	if s.pools, err = stores.Open(cfg.Stores, stores.ClickHouse, stores.Options{CHDialTimeout: dial}); err != nil {
+	if s.pools, err = stores.Open(cfg.Stores, stores.ClickHouse, stores.Options{CHDialTimeout: dial, Log: s.log}); err != nil {
 		return err
 	}
 	s.ch = s.pools.CH

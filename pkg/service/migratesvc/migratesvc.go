@@ -130,6 +130,9 @@ func Run(ctx context.Context, log *slog.Logger, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.Stores.RegisterMySQLTLS(log); err != nil {
+		return err
+	}
 	for _, s := range m.Shards {
 		if err := migrateMySQL(ctx, log, "shard "+s.ID, s.DSN, schema.Shard, cfg.Resume); err != nil {
 			return err
@@ -148,7 +151,10 @@ func Run(ctx context.Context, log *slog.Logger, cfg Config) error {
 		return nil
 	}
 	st := cfg.Stores
-	co := chstore.Options{Addr: st.CHAddr, Database: st.CHDatabase, Cluster: st.CHCluster, User: st.CHUser, Password: st.CHPassword}
+	co, err := st.CHOptions(log)
+	if err != nil {
+		return err
+	}
 	if st.CHCluster != "" {
 		co.Database = "default" // the cluster DDL creates the database ON CLUSTER and names it in every statement
 	}

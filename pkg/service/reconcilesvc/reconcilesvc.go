@@ -174,7 +174,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		return nil, err
 	}
 	s := &Service{log: log}
-	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}}); err != nil {
+	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}, Log: log}); err != nil {
 		return nil, fmt.Errorf("reconcile server: %w", err)
 	}
 	defer func() {

@@ -63,7 +63,7 @@ func (s *Service) assemble() error {
 	cfg := s.cfg
 	var err error
 	if s.pools, err = stores.Open(cfg.Stores, need, stores.Options{Shard: mysqldb.Options{MaxOpen: cfg.MaxConnsPerShard},
-		Control: mysqldb.Options{MaxOpen: 4}}); err != nil {
+		Control: mysqldb.Options{MaxOpen: 4}, Log: s.log}); err != nil {
 		return fmt.Errorf("relay server: %w", err)
 	}
 	var repos []*outbox.Repo

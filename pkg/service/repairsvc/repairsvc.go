@@ -177,7 +177,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		return nil, err
 	}
 	s := &Service{cfg: cfg}
-	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}}); err != nil {
+	if s.pools, err = stores.Open(cfg.Stores, stores.All, stores.Options{Shard: mysqldb.Options{MaxOpen: 8}, Control: mysqldb.Options{MaxOpen: 8}, Log: log}); err != nil {
 		return nil, fmt.Errorf("repair server: %w", err)
 	}
 	defer func() {
@@ -189,6 +189,10 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		return nil, err
 	}
 	m, dbs := s.pools.Map, s.pools.Shards
+	cho, err := cfg.Stores.CHOptions(log)
+	if err != nil {
+		return nil, fmt.Errorf("repair server: %w", err)
+	}
 	s.store = repair.NewStore(s.pools.Control)
 	// The replay: the record's authoritative state, or its retained
 	// tombstone, re-delivered with its existing version and event id through
@@ -213,7 +217,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		Editor: chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster),
 		// The controlled rebuild: staging table, catch-up, verification,
 		// atomic switch, epoch retirement.
-		Rebuilder: rebuild.New(dbs, m.IDs(), s.pools.CH, rebuild.Options{RowsPerSecond: cfg.Executor.RowsPerSecond, ClickHouse: cfg.Stores.CHOptions(), Log: log}),
+		Rebuilder: rebuild.New(dbs, m.IDs(), s.pools.CH, rebuild.Options{RowsPerSecond: cfg.Executor.RowsPerSecond, ClickHouse: cho, Log: log}),
 		Source:    reconcile.MySQLSource{Shards: dbs}, Target: reconcile.ClickHouseTarget{Conn: s.pools.CH},
 		ShardOf: func(dataID int64) string { return m.Shards[m.Owner(dataID)].ID },
 		// The highest epoch stored in the projection for a scope, besides

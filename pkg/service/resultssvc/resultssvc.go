@@ -79,7 +79,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		return nil, err
 	}
 	s := &Service{}
-	if s.pools, err = stores.Open(cfg.Stores, stores.Shards, stores.Options{Shard: resultstore.PoolOptions(cfg.MaxConnsPerShard)}); err != nil {
+	if s.pools, err = stores.Open(cfg.Stores, stores.Shards, stores.Options{Shard: resultstore.PoolOptions(cfg.MaxConnsPerShard), Log: log}); err != nil {
 		return nil, fmt.Errorf("results server: %w", err)
 	}
 	defer func() {

@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/model/shard"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/storage/chstore"
 	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
@@ -57,6 +59,15 @@ type Settings struct {
 	CHCluster string
 	// CHUser and CHPassword are the ClickHouse account (CHPassword secret).
 	CHUser, CHPassword string
+	// MySQLTLS is the TLS of the shards' and the control database's
+	// connections: the private CA that verifies the servers and the client
+	// certificate presented to them (re-read when it changes), registered
+	// with the MySQL driver as mysqldb.TLSConfigName. Every DSN selects it
+	// with tls=resultsync, and a DSN naming it needs these settings.
+	MySQLTLS tlsconfig.Files
+	// CHTLS connects to ClickHouse over TLS (its secure native port,
+	// tcp_port_secure, e.g. 9440) with a private CA and a client certificate.
+	CHTLS tlsconfig.Files
 }
 
 // Help is what the server uses each store for, shown in parentheses after
@@ -68,13 +79,19 @@ type Help struct{ Shards, Control, ClickHouse, Cluster string }
 // Flags registers on l the settings of the stores in need, with their RS_
 // environment variables: --shards and --control-dsn (required, secret),
 // --clickhouse-addr (required), --clickhouse-database, --clickhouse-cluster,
-// --clickhouse-user and --clickhouse-password (secret).
+// --clickhouse-user and --clickhouse-password (secret), and the TLS settings
+// of the stores in need: --mysql-tls-ca-file, --mysql-tls-cert-file, ...
+// (env RS_MYSQL_TLS_*) and --clickhouse-tls-ca-file, ... (env RS_CH_TLS_*),
+// see tlsconfig.Files.ClientFlags.
 func (s *Settings) Flags(l *config.Loader, need Need, h Help) {
 	if need&Shards != 0 {
 		l.Need(&s.Shards, "shards", "RS_SHARDS", config.DefaultShards, "shard map id=dsn,..."+paren(h.Shards), true)
 	}
 	if need&Control != 0 {
 		l.Need(&s.ControlDSN, "control-dsn", "RS_CONTROL_DSN", config.DefaultControlDSN, "control database DSN"+paren(h.Control), true)
+	}
+	if need&(Shards|Control) != 0 {
+		s.MySQLTLS.ClientFlags(l, "mysql", "RS_MYSQL", "MySQL (the DSNs select it with tls="+mysqldb.TLSConfigName+")")
 	}
 	if need&(ClickHouse|ClickHouseSkipped) == 0 {
 		return
@@ -89,6 +106,7 @@ func (s *Settings) Flags(l *config.Loader, need Need, h Help) {
 	}
 	l.String(&s.CHCluster, "clickhouse-cluster", "RS_CH_CLUSTER", "", cluster)
 	l.ClickHouseCredentials(&s.CHUser, &s.CHPassword)
+	s.CHTLS.ClientFlags(l, "clickhouse", "RS_CH", "ClickHouse (its secure native port)")
 }
 
 func paren(s string) string {
@@ -120,6 +138,8 @@ func (s *Settings) Check(need Need, loaded bool) error {
 			for _, sh := range m.Shards {
 				if _, err := mysqldb.Config(sh.DSN); err != nil {
 					errs = append(errs, fmt.Errorf("shard %s: %w", sh.ID, err))
+				} else if err := s.checkMySQLTLS(sh.DSN); err != nil {
+					errs = append(errs, fmt.Errorf("shard %s: %w", sh.ID, err))
 				}
 			}
 		}
@@ -127,6 +147,18 @@ func (s *Settings) Check(need Need, loaded bool) error {
 	if need&Control != 0 && required("control-dsn", s.ControlDSN) {
 		if _, err := mysqldb.Config(s.ControlDSN); err != nil {
 			errs = append(errs, errors.New("control-dsn is not a valid DSN")) // the DSN's text is secret
+		} else if err := s.checkMySQLTLS(s.ControlDSN); err != nil {
+			errs = append(errs, fmt.Errorf("control-dsn: %w", err))
+		}
+	}
+	if need&(Shards|Control) != 0 {
+		if err := s.MySQLTLS.CheckClient("mysql TLS"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if need&ClickHouse != 0 {
+		if err := s.CHTLS.CheckClient("clickhouse TLS"); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if need&ClickHouse != 0 {
@@ -142,13 +174,53 @@ func (s *Settings) Check(need Need, loaded bool) error {
 	return errors.Join(errs...)
 }
 
+// checkMySQLTLS fails a DSN that names tls=resultsync without MySQL TLS
+// settings, and one that does not name it while they are set (the settings
+// would be silently unused).
+func (s *Settings) checkMySQLTLS(dsn string) error {
+	uses, err := mysqldb.UsesTLSConfig(dsn)
+	if err != nil {
+		return err
+	}
+	switch on := s.MySQLTLS.ClientEnabled(); {
+	case uses && !on:
+		return fmt.Errorf("the DSN selects tls=%s but no MySQL TLS setting is given (--mysql-tls-ca-file, --mysql-tls)", mysqldb.TLSConfigName)
+	case !uses && on:
+		return fmt.Errorf("MySQL TLS settings are given but the DSN does not select them: add tls=%s", mysqldb.TLSConfigName)
+	}
+	return nil
+}
+
+// RegisterMySQLTLS reads the MySQL TLS files and registers their
+// configuration as mysqldb.TLSConfigName (Open does it before opening any
+// pool); without MySQL TLS settings it does nothing.
+func (s Settings) RegisterMySQLTLS(log *slog.Logger) error {
+	if !s.MySQLTLS.ClientEnabled() {
+		return nil
+	}
+	c, err := tlsconfig.Client(log, s.MySQLTLS, "MySQL")
+	if err != nil {
+		return fmt.Errorf("MySQL TLS: %w", err)
+	}
+	return mysqldb.RegisterTLS(c)
+}
+
 // Map is the shard map of valid settings.
 func (s Settings) Map() (shard.Map, error) { return shard.Parse(s.Shards) }
 
-// CHOptions are the ClickHouse connection settings (a 5s dial timeout).
-func (s Settings) CHOptions() chstore.Options {
-	return chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, User: s.CHUser, Password: s.CHPassword,
+// CHOptions are the ClickHouse connection settings (a 5s dial timeout),
+// with the TLS configuration of CHTLS (read from its files) when enabled.
+func (s Settings) CHOptions(log *slog.Logger) (chstore.Options, error) {
+	o := chstore.Options{Addr: s.CHAddr, Database: s.CHDatabase, Cluster: s.CHCluster, User: s.CHUser, Password: s.CHPassword,
 		DialTimeout: 5 * time.Second}
+	if s.CHTLS.ClientEnabled() {
+		c, err := tlsconfig.Client(log, s.CHTLS, "ClickHouse")
+		if err != nil {
+			return chstore.Options{}, fmt.Errorf("ClickHouse TLS: %w", err)
+		}
+		o.TLS = c
+	}
+	return o, nil
 }
 
 // Options shape the pools.
@@ -158,6 +230,9 @@ type Options struct {
 	Shard, Control mysqldb.Options
 	// CHDialTimeout bounds a ClickHouse connection's handshake (0: 5s).
 	CHDialTimeout time.Duration
+	// Log receives the TLS certificates' loads and reloads (nil:
+	// slog.Default()).
+	Log *slog.Logger
 }
 
 // Pools are the connection pools of the stores a server uses, every one
@@ -179,6 +254,15 @@ func Open(s Settings, need Need, o Options) (_ *Pools, err error) {
 			_ = p.Close()
 		}
 	}()
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	if need&(Shards|Control) != 0 {
+		if err := s.RegisterMySQLTLS(log); err != nil {
+			return nil, err
+		}
+	}
 	if need&Shards != 0 {
 		if p.Map, err = s.Map(); err != nil {
 			return nil, err
@@ -197,7 +281,10 @@ func Open(s Settings, need Need, o Options) (_ *Pools, err error) {
 		}
 	}
 	if need&ClickHouse != 0 {
-		co := s.CHOptions()
+		co, err := s.CHOptions(log)
+		if err != nil {
+			return nil, err
+		}
 		if o.CHDialTimeout > 0 {
 			co.DialTimeout = o.CHDialTimeout
 		}

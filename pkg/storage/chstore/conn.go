@@ -8,6 +8,7 @@ package chstore
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"time"
 
@@ -35,6 +36,9 @@ type Options struct {
 	// table whose local shard is read in-process: "Cannot find column ... in
 	// source stream"; through the network, as for the other shards, it works).
 	Cluster string
+	// TLS, when set, connects over TLS (ClickHouse's secure native port,
+	// tcp_port_secure, e.g. 9440); nil: plaintext.
+	TLS *tls.Config
 }
 
 // ClusterSettings are the settings every connection to a cluster carries
@@ -66,6 +70,7 @@ func OpenLazy(o Options) (driver.Conn, error) {
 		Protocol:    clickhouse.Native,
 		DialTimeout: o.DialTimeout,
 		ReadTimeout: o.ReadTimeout,
+		TLS:         o.TLS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("opening ClickHouse %s/%s: %w", o.Addr, o.Database, err)
