@@ -24,6 +24,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
@@ -42,6 +43,8 @@ type Config struct {
 	Stores stores.Settings
 	// PulsarToken authenticates to the broker (secret; empty: none).
 	PulsarToken string
+	// PulsarTLS is the TLS of a pulsar+ssl:// URL (CA, client certificate).
+	PulsarTLS tlsconfig.Files
 	// Consumer tunes the consumer; Consumer.Epoch is set from Epoch.
 	Consumer consumer.Config
 	// Epoch is the transformation epoch written with every row (0-65535).
@@ -70,6 +73,7 @@ func Load(args []string) (Config, error) {
 	l.String(&c.DLQTopic, "dead-letter-topic", "RS_CONSUMER_DLQ_TOPIC", config.DefaultTopic+"-DLQ", "topic of events that can never be written")
 	c.Stores.Flags(l, stores.ClickHouse, stores.Help{})
 	l.PulsarToken(&c.PulsarToken)
+	stores.PulsarTLSFlags(l, &c.PulsarTLS)
 	l.Int(&c.Consumer.BatchSize, "batch-size", "RS_CONSUMER_BATCH_SIZE", d.BatchSize, "events per insert at most")
 	l.Int(&c.Consumer.BatchBytes, "batch-bytes", "RS_CONSUMER_BATCH_BYTES", d.BatchBytes, "payload bytes per insert at most")
 	l.Duration(&c.Consumer.BatchWait, "batch-wait", "RS_CONSUMER_BATCH_WAIT", d.BatchWait, "longest wait before a partial batch is written")
@@ -106,7 +110,7 @@ func (c *Config) check(loaded bool) error {
 		add(fmt.Errorf("epoch must be 0-65535, got %d", c.Epoch))
 	}
 	if c.PulsarURL != "" || !loaded {
-		if err := pulsarbus.ValidateURL(c.PulsarURL); err != nil {
+		if err := (pulsarbus.Options{URL: c.PulsarURL, TLS: c.PulsarTLS}).Validate(); err != nil {
 			add(fmt.Errorf("pulsar-url: %w", err))
 		}
 	}

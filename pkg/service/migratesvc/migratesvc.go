@@ -11,9 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/resultsync/resultsync/pkg/delivery/pulsarbus"
 	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/service/stores"
 	"github.com/resultsync/resultsync/pkg/storage/chstore"
 	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
@@ -43,6 +47,10 @@ type Config struct {
 	Subscription     string
 	RetentionMinutes int
 	RetentionMB      int
+
+	// PulsarTLS verifies an https:// admin URL with a private CA and
+	// presents a client certificate.
+	PulsarTLS tlsconfig.Files
 }
 
 // skipPulsar reports --skip-pulsar (or its environment variable) before
@@ -86,6 +94,7 @@ func Load(args []string) (Config, error) {
 		l.Need(&c.PulsarAdminURL, "pulsar-admin-url", "RS_PULSAR_ADMIN_URL", "http://127.0.0.1:18080", "Pulsar admin REST API base URL (http:// or https://)", false)
 	}
 	l.PulsarToken(&c.PulsarToken)
+	stores.PulsarTLSFlags(l, &c.PulsarTLS)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events: created partitioned unless it exists")
 	l.Int(&c.TopicPartitions, "topic-partitions", "RS_TOPIC_PARTITIONS", 4, "partitions of the topic when it is created (an existing topic keeps its count)")
 	l.String(&c.Subscription, "subscription", "RS_CONSUMER_SUBSCRIPTION", "clickhouse-projection", "the consumer's subscription, created at the earliest message unless it exists")
@@ -110,6 +119,10 @@ func (c *Config) check(loaded bool) error {
 	}
 	errs := []error{c.Stores.Check(need, loaded)}
 	if !c.SkipPulsar {
+		if c.PulsarTLS.ClientEnabled() && !strings.HasPrefix(c.PulsarAdminURL, "https://") {
+			errs = append(errs, fmt.Errorf("pulsar TLS settings need an https:// admin URL, got %q", c.PulsarAdminURL))
+		}
+		errs = append(errs, c.PulsarTLS.CheckClient("pulsar TLS"))
 		if c.Topic == "" || c.Subscription == "" || c.TopicPartitions < 1 {
 			errs = append(errs, errors.New("topic and subscription must not be empty, topic-partitions at least 1"))
 		}
@@ -184,7 +197,15 @@ func Run(ctx context.Context, log *slog.Logger, cfg Config) error {
 // first consumer ran is lost. Idempotent: existing ones are kept (an
 // existing subscription keeps its position; the retention is set again).
 func migratePulsar(ctx context.Context, log *slog.Logger, cfg Config) error {
-	admin, err := pulsarbus.NewAdmin(cfg.PulsarAdminURL, cfg.PulsarToken, nil)
+	var hc *http.Client
+	if cfg.PulsarTLS.ClientEnabled() {
+		tc, err := tlsconfig.Client(log, cfg.PulsarTLS, "the Pulsar admin API")
+		if err != nil {
+			return fmt.Errorf("migrating Pulsar: %w", err)
+		}
+		hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	}
+	admin, err := pulsarbus.NewAdmin(cfg.PulsarAdminURL, cfg.PulsarToken, hc)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/relay"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/service/stores"
 )
 
@@ -35,6 +36,8 @@ type Config struct {
 	PulsarURL string
 	// PulsarToken authenticates to the broker (secret; empty: none).
 	PulsarToken string
+	// PulsarTLS is the TLS of a pulsar+ssl:// URL (CA, client certificate).
+	PulsarTLS tlsconfig.Files
 	// Topic carries the FitnessResultChanged events.
 	Topic string
 	// PulsarOperationTimeout bounds the client's producer creation and
@@ -70,6 +73,7 @@ func Load(args []string) (Config, error) {
 	c.Stores.Flags(l, need, stores.Help{Control: "audit log"})
 	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL", false)
 	l.PulsarToken(&c.PulsarToken)
+	stores.PulsarTLSFlags(l, &c.PulsarTLS)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events")
 	l.Duration(&c.PulsarOperationTimeout, "pulsar-operation-timeout", "RS_RELAY_PULSAR_OPERATION_TIMEOUT", 10*time.Second, "bound on the Pulsar client's producer creation and lookups")
 	l.Int(&c.Relay.BatchSize, "batch-size", "RS_RELAY_BATCH_SIZE", d.BatchSize, "rows per claim")
@@ -115,7 +119,7 @@ func (c *Config) check(loaded bool) error {
 	add(c.Relay.Validate())
 	add(c.Stores.Check(need, loaded))
 	if c.PulsarURL != "" || !loaded {
-		if err := pulsarbus.ValidateURL(c.PulsarURL); err != nil {
+		if err := (pulsarbus.Options{URL: c.PulsarURL, TLS: c.PulsarTLS}).Validate(); err != nil {
 			add(fmt.Errorf("pulsar-url: %w", err))
 		}
 	}

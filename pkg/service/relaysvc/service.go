@@ -75,10 +75,10 @@ func (s *Service) assemble() error {
 	}
 
 	// Neither client connects before it is used.
-	if s.client, err = pulsarbus.NewClient(s.log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, OperationTimeout: cfg.PulsarOperationTimeout}); err != nil {
+	if s.client, err = pulsarbus.NewClient(s.log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, TLS: cfg.PulsarTLS, OperationTimeout: cfg.PulsarOperationTimeout}); err != nil {
 		return err
 	}
-	if s.probe, err = pulsarbus.NewClient(s.log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken,
+	if s.probe, err = pulsarbus.NewClient(s.log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, TLS: cfg.PulsarTLS,
 		OperationTimeout: cfg.ProbeInterval, ConnectionTimeout: cfg.ProbeInterval}); err != nil {
 		return err
 	}

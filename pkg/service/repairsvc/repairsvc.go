@@ -25,6 +25,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
 	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/rebuild"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
@@ -60,8 +61,10 @@ type Config struct {
 	ReplayPath string
 	// PulsarURL and Topic locate the broker and the relay's topic (the
 	// broker path only); PublishTimeout bounds one batch's acknowledgments.
-	PulsarURL      string
-	PulsarToken    string // secret; empty: no authentication
+	PulsarURL   string
+	PulsarToken string // secret; empty: no authentication
+	// PulsarTLS is the TLS of a pulsar+ssl:// URL (CA, client certificate).
+	PulsarTLS      tlsconfig.Files
 	Topic          string
 	PublishTimeout time.Duration
 	// LagInterval is how often the projection's lag per shard is measured
@@ -98,6 +101,7 @@ func Load(args []string) (Config, error) {
 		"how replays and tombstones are delivered: broker (published by this server to the relay's topic: no outbox writes on the shards, the live path's freshness kept) or outbox (a re-armed outbox row on the record's shard, drained by the relay behind live rows)")
 	l.Need(&c.PulsarURL, "pulsar-url", "RS_PULSAR_URL", config.DefaultPulsarURL, "Pulsar broker URL, the relay's (replay-path broker)", false)
 	l.PulsarToken(&c.PulsarToken)
+	stores.PulsarTLSFlags(l, &c.PulsarTLS)
 	l.String(&c.Topic, "topic", "RS_TOPIC", config.DefaultTopic, "topic of FitnessResultChanged events, the relay's (replay-path broker)")
 	l.Duration(&c.PublishTimeout, "publish-timeout", "RS_REPAIR_PUBLISH_TIMEOUT", 10*time.Second,
 		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
@@ -127,7 +131,7 @@ func (c *Config) check(loaded bool) error {
 	switch c.ReplayPath {
 	case ReplayPathOutbox:
 	case ReplayPathBroker:
-		if err := pulsarbus.ValidateURL(c.PulsarURL); err != nil {
+		if err := (pulsarbus.Options{URL: c.PulsarURL, TLS: c.PulsarTLS}).Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("pulsar-url (replay-path broker): %w", err))
 		}
 		if c.Topic == "" {
@@ -200,10 +204,10 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	var replayer repair.Replayer = replay.New(m, dbs)
 	if cfg.ReplayPath == ReplayPathBroker {
 		// Neither client connects before it is used.
-		if s.client, err = pulsarbus.NewClient(log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, OperationTimeout: cfg.PublishTimeout}); err != nil {
+		if s.client, err = pulsarbus.NewClient(log, pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, TLS: cfg.PulsarTLS, OperationTimeout: cfg.PublishTimeout}); err != nil {
 			return nil, err
 		}
-		if s.probe, err = pulsarbus.NewClient(log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken,
+		if s.probe, err = pulsarbus.NewClient(log.With("client", "health"), pulsarbus.Options{URL: cfg.PulsarURL, Token: cfg.PulsarToken, TLS: cfg.PulsarTLS,
 			OperationTimeout: 2 * time.Second, ConnectionTimeout: 2 * time.Second}); err != nil {
 			return nil, err
 		}

@@ -205,6 +205,14 @@ func (s Settings) RegisterMySQLTLS(log *slog.Logger) error {
 	return mysqldb.RegisterTLS(c)
 }
 
+// PulsarTLSFlags registers a Pulsar client's TLS settings on l:
+// --pulsar-tls-ca-file, --pulsar-tls-cert-file, --pulsar-tls-key-file and
+// --pulsar-tls-insecure-skip-verify (env RS_PULSAR_TLS_*); a pulsar+ssl://
+// URL turns TLS on (pulsarbus.Options.TLS says how each is used).
+func PulsarTLSFlags(l *config.Loader, f *tlsconfig.Files) {
+	f.ClientFlags(l, "pulsar", "RS_PULSAR", "the Pulsar broker")
+}
+
 // Map is the shard map of valid settings.
 func (s Settings) Map() (shard.Map, error) { return shard.Parse(s.Shards) }
 

@@ -170,3 +170,17 @@ func TestClickHouseDialsTLS(t *testing.T) {
 		t.Errorf("a server of another CA: %v; want an unknown authority", err)
 	}
 }
+
+func TestPulsarTLSFlags(t *testing.T) {
+	configtest.ClearEnv(t)
+	t.Setenv("RS_PULSAR_TLS_CA_FILE", "/etc/rs/ca.pem")
+	l := config.NewLoader("test")
+	var f tlsconfig.Files
+	stores.PulsarTLSFlags(l, &f)
+	if err := l.Parse([]string{"--pulsar-tls-cert-file=/etc/rs/relay.pem", "--pulsar-tls-key-file=/etc/rs/relay-key.pem"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := (tlsconfig.Files{CAFile: "/etc/rs/ca.pem", CertFile: "/etc/rs/relay.pem", KeyFile: "/etc/rs/relay-key.pem"}); f != want {
+		t.Errorf("Pulsar TLS %+v; want %+v", f, want)
+	}
+}
