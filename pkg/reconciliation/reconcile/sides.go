@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 
 	"github.com/resultsync/resultsync/pkg/model/canonical"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
 
 // MySQLSource is the authoritative side: every shard's fitness_result,
@@ -82,8 +82,6 @@ func (m MySQLSource) Buckets(ctx context.Context, s Scope, n int) (map[int]Bucke
 // data_id recorded again after its purge is read from fitness_result).
 const notInFitnessResult = "NOT EXISTS (SELECT 1 FROM fitness_result f WHERE f.data_id = d.data_id)"
 
-func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
-
 // Records implements Side. Ids are read IDChunk at a time.
 func (m MySQLSource) Records(ctx context.Context, s Scope, n int, buckets []int, ids []int64) (map[int64]Record, error) {
 	return byIDChunks(ctx, s, n, buckets, ids, m.records)
@@ -108,7 +106,7 @@ func byIDChunks(ctx context.Context, s Scope, n int, buckets []int, ids []int64,
 func (m MySQLSource) records(ctx context.Context, s Scope, n int, buckets []int, ids []int64, out map[int64]Record) error {
 	where, args := s.where()
 	if len(ids) > 0 {
-		where += " AND data_id IN (" + inList(len(ids)) + ")"
+		where += " AND data_id IN (" + mysqldb.Placeholders(len(ids)) + ")"
 		for _, id := range ids {
 			args = append(args, id)
 		}
@@ -117,7 +115,7 @@ func (m MySQLSource) records(ctx context.Context, s Scope, n int, buckets []int,
 		if n == StoredBuckets {
 			col = "bucket" // the stored column, indexed with detect_id
 		}
-		where += fmt.Sprintf(" AND %s IN (%s)", col, inList(len(buckets)))
+		where += fmt.Sprintf(" AND %s IN (%s)", col, mysqldb.Placeholders(len(buckets)))
 		for _, b := range buckets {
 			args = append(args, b)
 		}
@@ -219,13 +217,13 @@ func (c ClickHouseTarget) records(ctx context.Context, s Scope, n int, buckets [
 				bs = append(bs, b)
 			}
 		}
-		inner = fmt.Sprintf("data_id %% %d IN (%s) AND data_id IN (%s)", StoredBuckets, inList(len(bs)), inList(len(ids)))
+		inner = fmt.Sprintf("data_id %% %d IN (%s) AND data_id IN (%s)", StoredBuckets, mysqldb.Placeholders(len(bs)), mysqldb.Placeholders(len(ids)))
 		innerArgs = append(innerArgs, bs...)
 		for _, id := range ids {
 			innerArgs = append(innerArgs, id)
 		}
 	} else {
-		inner = fmt.Sprintf("data_id %% %d IN (%s)", n, inList(len(buckets)))
+		inner = fmt.Sprintf("data_id %% %d IN (%s)", n, mysqldb.Placeholders(len(buckets)))
 		for _, b := range buckets {
 			innerArgs = append(innerArgs, b)
 		}

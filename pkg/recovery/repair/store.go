@@ -16,6 +16,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
 
 // Store keeps repairs, their items and transitions, and rebuilds in the
@@ -56,8 +57,6 @@ func clip(s string, n int) string {
 	}
 	return s
 }
-
-func inList(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 func timeOf(t sql.NullTime) time.Time {
 	if t.Valid {
@@ -501,7 +500,7 @@ func (s *Store) DropPlanning(ctx context.Context, requestID, owner string) error
 		}
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM repair WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ? AND repair_id IN ("+inList(len(repairs))+")",
+		res, err := tx.ExecContext(ctx, "DELETE FROM repair WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ? AND repair_id IN ("+mysqldb.Placeholders(len(repairs))+")",
 			append([]any{requestID, owner}, repairs...)...)
 		if err != nil {
 			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
@@ -510,15 +509,15 @@ func (s *Store) DropPlanning(ctx context.Context, requestID, owner string) error
 			return errPlanningLost
 		}
 		// Items a concurrent batch committed after the deletion above.
-		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_item WHERE repair_id IN ("+inList(len(repairs))+")", repairs...); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_item WHERE repair_id IN ("+mysqldb.Placeholders(len(repairs))+")", repairs...); err != nil {
 			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
 		}
 		ids := append(append([]any{}, repairs...), rebuilds...)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_transition WHERE subject_id IN ("+inList(len(ids))+")", ids...); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM repair_transition WHERE subject_id IN ("+mysqldb.Placeholders(len(ids))+")", ids...); err != nil {
 			return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
 		}
 		if len(rebuilds) > 0 {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM rebuild WHERE rebuild_id IN ("+inList(len(rebuilds))+")", rebuilds...); err != nil {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM rebuild WHERE rebuild_id IN ("+mysqldb.Placeholders(len(rebuilds))+")", rebuilds...); err != nil {
 				return fmt.Errorf("removing incomplete request %s: %w", requestID, err)
 			}
 		}
@@ -773,7 +772,7 @@ func (s *Store) activeRecords(ctx context.Context, chunk []int64, out map[int64]
 	for j, id := range chunk {
 		args[j] = id
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT active_data_id, repair_id FROM repair_item WHERE active_data_id IN ("+inList(len(chunk))+")", args...)
+	rows, err := s.db.QueryContext(ctx, "SELECT active_data_id, repair_id FROM repair_item WHERE active_data_id IN ("+mysqldb.Placeholders(len(chunk))+")", args...)
 	if err != nil {
 		return fmt.Errorf("reading active repairs of records: %w", err)
 	}
@@ -1023,7 +1022,7 @@ func (s *Store) SetVerification(ctx context.Context, repairID string, seqs []int
 			args = append(args, q)
 		}
 		if _, err := s.db.ExecContext(ctx, "UPDATE repair_item SET verification = ?, verify_time = ? WHERE repair_id = ? AND seq IN ("+
-			inList(len(chunk))+")", args...); err != nil {
+			mysqldb.Placeholders(len(chunk))+")", args...); err != nil {
 			return fmt.Errorf("recording verification of repair %s: %w", repairID, err)
 		}
 	}
@@ -1153,14 +1152,14 @@ func (s *Store) renew(ctx context.Context, sub subject, ids []string, owner stri
 		args = append(args, id)
 	}
 	if _, err := s.db.ExecContext(ctx, "UPDATE "+sub.table+" SET lease_expire = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND) WHERE lease_owner = ? AND "+
-		sub.idCol+" IN ("+inList(len(ids))+")", args...); err != nil {
+		sub.idCol+" IN ("+mysqldb.Placeholders(len(ids))+")", args...); err != nil {
 		return nil, fmt.Errorf("renewing %s leases: %w", sub.kind, err)
 	}
 	cond := "state IN ('EXECUTING', 'AWAITING_VERIFICATION')"
 	if sub == rebuildSubject {
 		cond = "state = 'EXECUTING'"
 	}
-	rows, err := s.db.QueryContext(ctx, "SELECT "+sub.idCol+" FROM "+sub.table+" WHERE lease_owner = ? AND "+cond+" AND "+sub.idCol+" IN ("+inList(len(ids))+")", args[1:]...)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+sub.idCol+" FROM "+sub.table+" WHERE lease_owner = ? AND "+cond+" AND "+sub.idCol+" IN ("+mysqldb.Placeholders(len(ids))+")", args[1:]...)
 	if err != nil {
 		return nil, fmt.Errorf("renewing %s leases: %w", sub.kind, err)
 	}
@@ -1412,7 +1411,7 @@ func (s *Store) ResolveEarlier(ctx context.Context, dataIDs []int64, before time
 			args = append(args, id)
 		}
 		res, err := s.db.ExecContext(ctx, "UPDATE discrepancy SET resolved = 1 WHERE resolved = 0 AND create_time < ? AND data_id IN ("+
-			inList(len(chunk))+")", args...)
+			mysqldb.Placeholders(len(chunk))+")", args...)
 		if err != nil {
 			return n, fmt.Errorf("resolving earlier discrepancies of %d records: %w", len(chunk), err)
 		}
