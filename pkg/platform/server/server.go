@@ -19,6 +19,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	stdlog "log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -216,6 +217,13 @@ func (s *Server) APITLSConfig() *tls.Config {
 	c := s.tls.Clone()
 	c.NextProtos = []string{"h2", "http/1.1"}
 	return c
+}
+
+// HTTPErrorLog is the error log of an HTTP server: what net/http reports
+// (a refused TLS handshake: a plaintext client, an unknown certificate) as
+// warnings of log, instead of lines on stderr.
+func HTTPErrorLog(log *slog.Logger) *stdlog.Logger {
+	return slog.NewLogLogger(log.With("component", "http").Handler(), slog.LevelWarn)
 }
 
 // Health returns the health server, so a service can report a dependency's state.

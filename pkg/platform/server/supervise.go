@@ -71,7 +71,7 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 	}()
 	var hsrv *http.Server
 	if s.httpLis != nil {
-		hsrv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second}
+		hsrv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: HTTPErrorLog(s.log)}
 		go func() {
 			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				cancel(fmt.Errorf("serving HTTP: %w", err))

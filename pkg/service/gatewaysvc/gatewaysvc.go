@@ -177,7 +177,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		_, _ = w.Write(openapi)
 	})
 	root.HandleFunc("/healthz", s.backendHealth)
-	s.api = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second}
+	s.api = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: server.HTTPErrorLog(log)}
 	var lc net.ListenConfig
 	if s.apiLis, err = lc.Listen(ctx, "tcp", cfg.APIAddr); err != nil {
 		return nil, fmt.Errorf("listening for the JSON API on %s: %w", cfg.APIAddr, err)
