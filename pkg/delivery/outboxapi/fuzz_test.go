@@ -13,6 +13,8 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/delivery/outbox"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 // stopAuditor records the audit entry of a call that passed validation and
@@ -44,7 +46,7 @@ func FuzzReplayParkedEvents(f *testing.F) {
 		for i := range int(nIDs) {
 			req.Ids = append(req.Ids, id+int64(i))
 		}
-		_, err := s.ReplayParkedEvents(context.Background(), req)
+		_, err := s.ReplayParkedEvents(auth.WithPrincipal(context.Background(), servertest.Admin), req)
 		code := status.Code(err)
 		valid := (shard == "shard-0" || shard == "shard-1") && strings.TrimSpace(reason) != "" && len(strings.TrimSpace(reason)) <= 512 &&
 			nIDs <= 10000 && limit >= 0

@@ -93,6 +93,9 @@ func pagePosition(tok, shard string, st fitnessv1.OutboxStatus) (int64, error) {
 
 // ListOutboxEvents implements fitness.v1.OutboxService.
 func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutboxEventsRequest) (*fitnessv1.ListOutboxEventsResponse, error) {
+	if err := auth.CheckPlatform(ctx, "the outbox"); err != nil {
+		return nil, err
+	}
 	r, err := s.repo(req.GetShardId())
 	if err != nil {
 		return nil, err
@@ -139,6 +142,9 @@ func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutbo
 
 // GetOutboxStats implements fitness.v1.OutboxService.
 func (s *Service) GetOutboxStats(ctx context.Context, req *fitnessv1.GetOutboxStatsRequest) (*fitnessv1.GetOutboxStatsResponse, error) {
+	if err := auth.CheckPlatform(ctx, "the outbox"); err != nil {
+		return nil, err
+	}
 	ids := s.order
 	if req.GetShardId() != "" {
 		if _, err := s.repo(req.GetShardId()); err != nil {
@@ -169,6 +175,9 @@ func (s *Service) GetOutboxStats(ctx context.Context, req *fitnessv1.GetOutboxSt
 // audited (caller, scope, reason) before anything changes, and its outcome
 // recorded after.
 func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayParkedEventsRequest) (*fitnessv1.ReplayParkedEventsResponse, error) {
+	if err := auth.CheckPlatform(ctx, "the outbox"); err != nil {
+		return nil, err
+	}
 	r, err := s.repo(req.GetShardId())
 	if err != nil {
 		return nil, err

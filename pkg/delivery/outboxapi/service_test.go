@@ -40,7 +40,7 @@ func newFixture(t *testing.T) fixture {
 }
 
 func operator() context.Context {
-	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "ops-alice", Role: auth.RoleOperator})
+	return auth.WithPrincipal(context.Background(), auth.Principal{Subject: "ops-alice", Role: auth.RoleOperator, Platform: true})
 }
 
 func TestListPaginatesAndFilters(t *testing.T) {

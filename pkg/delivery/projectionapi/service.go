@@ -13,6 +13,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/delivery/consumer"
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 	"github.com/resultsync/resultsync/pkg/storage/chstore"
 )
@@ -33,7 +34,10 @@ type Service struct {
 func New(lag *consumer.Lag, dead DeadLetterLister) *Service { return &Service{lag: lag, dead: dead} }
 
 // GetProjectionStatus implements fitness.v1.ProjectionService.
-func (s *Service) GetProjectionStatus(context.Context, *fitnessv1.GetProjectionStatusRequest) (*fitnessv1.GetProjectionStatusResponse, error) {
+func (s *Service) GetProjectionStatus(ctx context.Context, _ *fitnessv1.GetProjectionStatusRequest) (*fitnessv1.GetProjectionStatusResponse, error) {
+	if err := auth.CheckPlatform(ctx, "the projection"); err != nil {
+		return nil, err
+	}
 	resp := &fitnessv1.GetProjectionStatusResponse{AppliedEvents: s.lag.Applied(), DeadLetteredEvents: s.lag.DeadLettered()}
 	for _, l := range s.lag.Snapshot(time.Now()) {
 		resp.Shards = append(resp.Shards, &fitnessv1.ShardLag{
@@ -46,6 +50,9 @@ func (s *Service) GetProjectionStatus(context.Context, *fitnessv1.GetProjectionS
 
 // ListDeadLetters implements fitness.v1.ProjectionService.
 func (s *Service) ListDeadLetters(ctx context.Context, req *fitnessv1.ListDeadLettersRequest) (*fitnessv1.ListDeadLettersResponse, error) {
+	if err := auth.CheckPlatform(ctx, "the projection"); err != nil {
+		return nil, err
+	}
 	size, err := paging.Size(req.GetPageSize(), 100, 1000)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcileapi"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 // noCampaigns answers that no campaign exists, so a request that passed
@@ -41,7 +43,7 @@ func FuzzStartReconciliationRun(f *testing.F) {
 		if hasScope {
 			req.Scope = &fitnessv1.ReconcileScope{DetectId: detect, ProjectId: project, SchoolId: school}
 		}
-		_, err := s.StartReconciliationRun(context.Background(), req)
+		_, err := s.StartReconciliationRun(auth.WithPrincipal(context.Background(), servertest.Admin), req)
 		valid := hasScope && detect > 0 && project >= 0 && school >= 0 && depth >= 1 && depth <= 3 && rate >= 0 && rate <= 1
 		switch code := status.Code(err); {
 		case code == codes.InvalidArgument:

@@ -83,6 +83,12 @@ func toProto(r reconcile.Run) *fitnessv1.ReconciliationRun {
 	return p
 }
 
+// checkRun: a run (its discrepancies, its progress) is for the callers of
+// its scope's school; a campaign-wide run for platform-wide callers.
+func checkRun(ctx context.Context, r reconcile.Run) error {
+	return auth.CheckScope(ctx, r.Scope.SchoolID, "reconciliation run "+r.ID)
+}
+
 // StartReconciliationRun implements fitness.v1.ReconcileService.
 func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.StartReconciliationRunRequest) (*fitnessv1.StartReconciliationRunResponse, error) {
 	sc := req.GetScope()
@@ -95,6 +101,11 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 		return nil, status.Error(codes.InvalidArgument, "depth must be COUNTS, VERSIONS or CONTENT")
 	case math.IsNaN(req.GetSampleRate()) || req.GetSampleRate() < 0 || req.GetSampleRate() > 1:
 		return nil, status.Error(codes.InvalidArgument, "sample_rate must be between 0 and 1")
+	}
+	// A run of one school is for a caller of that school; a campaign-wide
+	// run (school 0) crosses schools: platform-wide callers only.
+	if err := auth.CheckScope(ctx, sc.GetSchoolId(), "a reconciliation run"); err != nil {
+		return nil, err
 	}
 	ok, err := s.camps.CampaignExists(ctx, sc.GetDetectId())
 	if err != nil {
@@ -131,6 +142,9 @@ func (s *Service) GetReconciliationRun(ctx context.Context, req *fitnessv1.GetRe
 	if err != nil {
 		return nil, apierr.Status(err)
 	}
+	if err := checkRun(ctx, r); err != nil {
+		return nil, err
+	}
 	return &fitnessv1.GetReconciliationRunResponse{Run: toProto(r)}, nil
 }
 
@@ -155,8 +169,12 @@ func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.Lis
 		runs = runs[:size]
 		resp.NextPageToken = paging.Encode(scope, ids[size-1])
 	}
+	// A caller of some schools sees the runs of its schools (a page may
+	// come out shorter than asked; the token still continues the list).
 	for _, r := range runs {
-		resp.Runs = append(resp.Runs, toProto(r))
+		if checkRun(ctx, r) == nil {
+			resp.Runs = append(resp.Runs, toProto(r))
+		}
 	}
 	return resp, nil
 }
@@ -173,6 +191,9 @@ func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRe
 		r, err := s.store.Get(ctx, req.GetRunId())
 		if err != nil {
 			return apierr.Status(err)
+		}
+		if err := checkRun(ctx, r); err != nil {
+			return err
 		}
 		p := toProto(r)
 		if last == nil || last.GetState() != p.GetState() || last.GetBucketsDone() != p.GetBucketsDone() ||
@@ -216,6 +237,9 @@ func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDisc
 	if err != nil {
 		return nil, apierr.Status(err)
 	}
+	if err := checkRun(ctx, run); err != nil {
+		return nil, err
+	}
 	ds, err := s.store.ListDiscrepancies(ctx, req.GetRunId(), reconcile.DiscrepancyFilter{Class: reconcile.Class(req.GetClass()),
 		UnresolvedOnly: req.GetUnresolvedOnly()}, after, size+1)
 	if err != nil {
@@ -258,6 +282,9 @@ func resolution(s string) fitnessv1.DiscrepancyResolution {
 
 // ListCampaigns implements fitness.v1.ReconcileService.
 func (s *Service) ListCampaigns(ctx context.Context, req *fitnessv1.ListCampaignsRequest) (*fitnessv1.ListCampaignsResponse, error) {
+	if err := auth.CheckPlatform(ctx, "the reconciliation schedule"); err != nil {
+		return nil, err
+	}
 	if s.sched == nil {
 		return nil, status.Error(codes.FailedPrecondition, "this server keeps no reconciliation schedule")
 	}

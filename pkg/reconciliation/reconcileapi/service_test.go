@@ -70,7 +70,7 @@ func newFixtureWith(t *testing.T, cfg reconcile.RunnerConfig, wrap func(f *fixtu
 	go func() { defer close(worker); _ = runner.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-worker })
 	svc := reconcileapi.New(f.store, runner, src)
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second})
+	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second}, servertest.AsPlatform()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func (s *Service) audited(ctx context.Context, method, action, scope, reason str
 		err, outcome = perr, "refused: "+perr.Error()
 	} else if outcome, err = do(p.Subject); err != nil {
 		outcome = "failed: " + err.Error()
-		if c := apierr.Code(err); c == codes.FailedPrecondition || c == codes.NotFound || c == codes.InvalidArgument {
+		if c := apierr.Code(err); c == codes.FailedPrecondition || c == codes.NotFound || c == codes.InvalidArgument || c == codes.PermissionDenied {
 			outcome = "refused: " + err.Error()
 		}
 	}
@@ -156,6 +156,35 @@ func (s *Service) audited(ctx context.Context, method, action, scope, reason str
 	}
 	return apierr.StatusIn(controlDB, err)
 }
+
+// ---- schools ----
+
+// A repair acts on the discrepancies of one reconciliation run, so it is for
+// the callers of the run's school (auth.CheckScope: a campaign-wide run's
+// repairs are for platform-wide callers). A rebuild rewrites the
+// projection: platform-wide callers only. A mutating call refused for its
+// school is audited like a refusal for its role.
+
+// checkRun checks the caller may act on run runID's discrepancies.
+func (s *Service) checkRun(ctx context.Context, runID string) error {
+	sc, err := s.mgr.RunScope(ctx, runID)
+	if err != nil {
+		return err
+	}
+	return auth.CheckScope(ctx, sc.SchoolID, "the repairs of run "+runID)
+}
+
+// checkRepair checks the caller may see or act on repair id.
+func (s *Service) checkRepair(ctx context.Context, id string) error {
+	r, err := s.store.GetRepair(ctx, id)
+	if err != nil {
+		return err
+	}
+	return auth.CheckScope(ctx, r.Scope.SchoolID, "repair "+id)
+}
+
+// rebuilds is what a rebuild touches: the projection of every school.
+const rebuilds = "a projection rebuild"
 
 // ---- conversions ----
 
@@ -272,6 +301,9 @@ func (s *Service) CreateRepair(ctx context.Context, req *fitnessv1.CreateRepairR
 	scope := fmt.Sprintf("run=%s discrepancies=%s request=%s rebuild_epoch=%d", req.GetRunId(), sel, req.GetRequestId(), req.GetRebuildEpoch())
 	var rs []repair.Repair
 	err := s.audited(ctx, "CreateRepair", "repair.create", scope, req.GetReason(), auth.RoleOperator, func(by string) (string, error) {
+		if err := s.checkRun(ctx, req.GetRunId()); err != nil {
+			return "", err
+		}
 		var err error
 		rs, err = s.mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: req.GetRunId(), DiscrepancyIDs: req.GetDiscrepancyIds(),
 			RebuildEpoch: int(req.GetRebuildEpoch())}, RequestID: req.GetRequestId(), Reason: strings.TrimSpace(req.GetReason()), By: by})
@@ -310,6 +342,9 @@ func (s *Service) PlanRepair(ctx context.Context, req *fitnessv1.PlanRepairReque
 	}
 	if _, err := check(ctx, "PlanRepair", auth.RoleOperator); err != nil {
 		return nil, apierr.Status(err)
+	}
+	if err := s.checkRun(ctx, req.GetRunId()); err != nil {
+		return nil, apierr.StatusIn(controlDB, err)
 	}
 	p, err := s.mgr.Plan(ctx, repair.Selection{RunID: req.GetRunId(), DiscrepancyIDs: req.GetDiscrepancyIds(), RebuildEpoch: int(req.GetRebuildEpoch())})
 	if err != nil {
@@ -361,6 +396,9 @@ func (s *Service) ApproveRepair(ctx context.Context, req *fitnessv1.ApproveRepai
 	}
 	var r repair.Repair
 	err := s.audited(ctx, "ApproveRepair", "repair.approve", "repair="+req.GetRepairId(), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+		if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
+			return "", err
+		}
 		var err error
 		r, err = s.mgr.Approve(ctx, req.GetRepairId(), by, strings.TrimSpace(req.GetReason()))
 		return fmt.Sprintf("approved %s repair; %s", r.Action, r.State), err
@@ -385,6 +423,9 @@ func (s *Service) GetRepair(ctx context.Context, req *fitnessv1.GetRepairRequest
 	r, err := s.store.GetRepair(ctx, req.GetRepairId())
 	if err != nil {
 		return nil, apierr.StatusIn(controlDB, err)
+	}
+	if err := auth.CheckScope(ctx, r.Scope.SchoolID, "repair "+r.ID); err != nil {
+		return nil, err
 	}
 	p, err := s.withIDs(ctx, r)
 	if err != nil {
@@ -428,8 +469,12 @@ func (s *Service) ListRepairs(ctx context.Context, req *fitnessv1.ListRepairsReq
 		rs = rs[:size]
 		resp.NextPageToken = pageToken(query, pos[size-1])
 	}
+	// A caller of some schools sees the repairs of its schools (a page may
+	// come out shorter than asked; the token still continues the list).
 	for _, r := range rs {
-		resp.Repairs = append(resp.Repairs, repairProto(r, nil))
+		if auth.CheckScope(ctx, r.Scope.SchoolID, "repair") == nil {
+			resp.Repairs = append(resp.Repairs, repairProto(r, nil))
+		}
 	}
 	return resp, nil
 }
@@ -449,7 +494,7 @@ func (s *Service) ListRepairItems(ctx context.Context, req *fitnessv1.ListRepair
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if _, err := s.store.GetRepair(ctx, req.GetRepairId()); err != nil {
+	if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
 		return nil, apierr.StatusIn(controlDB, err)
 	}
 	size, _ := paging.Size(req.GetPageSize(), 100, 1000)
@@ -483,6 +528,9 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 	var r repair.Repair
 	var res repair.VerifyResult
 	err := s.audited(ctx, "VerifyRepair", "repair.verify", "repair="+req.GetRepairId(), reason, auth.RoleOperator, func(by string) (string, error) {
+		if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
+			return "", err
+		}
 		var err error
 		r, res, err = s.mgr.Verify(ctx, req.GetRepairId(), by)
 		return fmt.Sprintf("%d keys clean, %d differ; repair %s", res.Passed, res.Mismatched, r.State), err
@@ -509,6 +557,9 @@ func (s *Service) WatchRepair(req *fitnessv1.WatchRepairRequest, stream fitnessv
 		func(ctx context.Context) (*fitnessv1.Repair, bool, error) {
 			r, err := s.store.GetRepair(ctx, req.GetRepairId())
 			if err != nil {
+				return nil, false, err
+			}
+			if err := auth.CheckScope(ctx, r.Scope.SchoolID, "repair "+r.ID); err != nil {
 				return nil, false, err
 			}
 			return repairProto(r, nil), r.Terminal(), nil
@@ -558,6 +609,9 @@ func (s *Service) CancelRepair(ctx context.Context, req *fitnessv1.CancelRepairR
 	}
 	var r repair.Repair
 	err := s.audited(ctx, "CancelRepair", "repair.cancel", "repair="+req.GetRepairId(), req.GetReason(), auth.RoleOperator, func(by string) (string, error) {
+		if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
+			return "", err
+		}
 		var err error
 		r, err = s.mgr.Cancel(ctx, req.GetRepairId(), by, strings.TrimSpace(req.GetReason()))
 		return fmt.Sprintf("cancelled after %d of %d items", r.ItemsDone, r.ItemsTotal), err
@@ -597,6 +651,9 @@ func (s *Service) StartRebuild(ctx context.Context, req *fitnessv1.StartRebuildR
 	var rb repair.Rebuild
 	err := s.audited(ctx, "StartRebuild", "rebuild.start", fmt.Sprintf("campaign=%d project=%d school=%d epoch=%d request=%s",
 		scope.DetectID, scope.ProjectID, scope.SchoolID, req.GetEpoch(), req.GetRequestId()), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+		if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
+			return "", err
+		}
 		var err error
 		rb, err = s.mgr.StartRebuild(ctx, repair.RebuildRequest{RequestID: req.GetRequestId(), Scope: scope, Epoch: int(req.GetEpoch()),
 			Reason: strings.TrimSpace(req.GetReason()), By: by})
@@ -618,6 +675,9 @@ func (s *Service) ApproveRebuild(ctx context.Context, req *fitnessv1.ApproveRebu
 	}
 	var rb repair.Rebuild
 	err := s.audited(ctx, "ApproveRebuild", "rebuild.approve", "rebuild="+req.GetRebuildId(), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+		if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
+			return "", err
+		}
 		var err error
 		rb, err = s.mgr.ApproveRebuild(ctx, req.GetRebuildId(), by, strings.TrimSpace(req.GetReason()))
 		return fmt.Sprintf("approved; %s", rb.State), err
@@ -633,6 +693,9 @@ func (s *Service) GetRebuild(ctx context.Context, req *fitnessv1.GetRebuildReque
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
 	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
 		return nil, err
 	}
 	rb, err := s.store.GetRebuild(ctx, req.GetRebuildId())
@@ -667,6 +730,9 @@ func (s *Service) ListRebuilds(ctx context.Context, req *fitnessv1.ListRebuildsR
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
+	if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
+		return nil, err
+	}
 	size, _ := paging.Size(req.GetPageSize(), 50, 500)
 	rbs, pos, err := s.store.ListRebuilds(ctx, req.GetDetectId(), state, before, size+1)
 	if err != nil {
@@ -689,6 +755,9 @@ func (s *Service) WatchRebuild(req *fitnessv1.WatchRebuildRequest, stream fitnes
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
 	if err := v.Err(); err != nil {
+		return err
+	}
+	if err := auth.CheckPlatform(stream.Context(), rebuilds); err != nil {
 		return err
 	}
 	return watch(stream.Context(), s.poll,
@@ -716,6 +785,9 @@ func (s *Service) CancelRebuild(ctx context.Context, req *fitnessv1.CancelRebuil
 	}
 	var rb repair.Rebuild
 	err := s.audited(ctx, "CancelRebuild", "rebuild.cancel", "rebuild="+req.GetRebuildId(), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+		if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
+			return "", err
+		}
 		var err error
 		rb, err = s.mgr.CancelRebuild(ctx, req.GetRebuildId(), by, strings.TrimSpace(req.GetReason()))
 		return fmt.Sprintf("cancelled in phase %q", rb.Phase), err

@@ -64,6 +64,8 @@ type Platform struct {
 	Reconcile                                         fitnessv1.ReconcileServiceClient
 	Repair                                            fitnessv1.RepairServiceClient
 	ResultsAddr, RelayAddr, ReconcileAddr, RepairAddr string
+	// ConsumerAddr is the gRPC address of the consumer started last.
+	ConsumerAddr string
 
 	// StopConsumer and StopRepair stop those servers (idempotent; the end
 	// of the test stops everything).
@@ -152,6 +154,13 @@ func (p *Platform) Args(extra ...string) []string {
 		"--shards=" + strings.Join(shards, ",")}, p.jwt.authArgs()...), extra...)
 }
 
+// GatewayArgs are the gateway's settings: the servers' authentication
+// (their static tokens and signing key) and extra, without the shard map.
+func (p *Platform) GatewayArgs(extra ...string) []string {
+	return append(append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens},
+		p.jwt.authArgs()...), extra...)
+}
+
 // RepairArgs are the repair server's settings: short polls, lease and
 // verification poll, so that the tests run in seconds.
 func (p *Platform) RepairArgs(extra ...string) []string {
@@ -198,6 +207,7 @@ func (p *Platform) RunConsumer(hooks consumer.Hooks, extra ...string) (stop func
 		}
 		return consumersvc.New(ctx, p.Log, cfg, consumersvc.WithObserver(hooks))
 	})
+	p.ConsumerAddr = addr
 	hc := healthpb.NewHealthClient(p.Dial(addr))
 	deadline := time.Now().Add(time.Minute)
 	for {

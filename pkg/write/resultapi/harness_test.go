@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/delivery/outbox"
 	"github.com/resultsync/resultsync/pkg/model/shard"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/storage/schema"
 	"github.com/resultsync/resultsync/pkg/testkit/infratest"
@@ -52,12 +55,23 @@ func serve(t *testing.T, m shard.Map, opts resultstore.Options) fitnessv1.Result
 		t.Fatal(err)
 	}
 	t.Cleanup(closeAll)
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, LogLevel: "error"})
+	// These tests are about the service, not its callers: every call acts
+	// as a platform-wide operator (test/schoolscope checks the schools).
+	asPlatform := func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+		return h(platformWide(ctx), req)
+	}
+	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second, LogLevel: "error"},
+		server.WithUnaryInterceptor(asPlatform))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fitnessv1.RegisterResultServiceServer(srv.GRPC(), NewService(m, stores))
 	return fitnessv1.NewResultServiceClient(servertest.Serve(t, srv))
+}
+
+// platformWide is ctx with a platform-wide operator as the caller.
+func platformWide(ctx context.Context) context.Context {
+	return auth.WithPrincipal(ctx, auth.Principal{Subject: "harness", Role: auth.RoleOperator, Platform: true})
 }
 
 // owner returns the test database of the shard owning dataID.

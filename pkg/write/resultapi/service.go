@@ -9,6 +9,12 @@
 // data_id is ALREADY_EXISTS. The school_id of CorrectResult, DeleteResult and
 // GetResult is checked against the stored record (another school's record is
 // NOT_FOUND and is never changed); lists read every shard.
+//
+// Every RPC acts for the school it names, which must be one of the
+// caller's (auth.CheckSchool: PERMISSION_DENIED otherwise, before any store
+// is touched); with the stored-record check above, a caller of school 7
+// never reads, corrects or deletes a school-8 record, whatever school it
+// names. A list of every school (school_id 0) is for platform-wide callers.
 package resultapi
 
 import (
@@ -23,6 +29,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/model/canonical"
 	"github.com/resultsync/resultsync/pkg/model/shard"
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 	"github.com/resultsync/resultsync/pkg/write/resultstore"
 )
@@ -73,6 +80,9 @@ func (v *violations) text(field, s string, limit int) {
 func (s *Service) RecordResult(ctx context.Context, req *fitnessv1.RecordResultRequest) (*fitnessv1.RecordResultResponse, error) {
 	cmd, err := validateRecord(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := auth.CheckSchool(ctx, cmd.SchoolID); err != nil {
 		return nil, err
 	}
 	out, err := s.storeFor(cmd.DataID).Record(ctx, cmd)
@@ -134,6 +144,9 @@ func (s *Service) CorrectResult(ctx context.Context, req *fitnessv1.CorrectResul
 	if err != nil {
 		return nil, err
 	}
+	if err := auth.CheckSchool(ctx, cmd.SchoolID); err != nil {
+		return nil, err
+	}
 	out, err := s.storeFor(cmd.DataID).Correct(ctx, cmd)
 	if err != nil {
 		return nil, apierr.Status(err)
@@ -169,6 +182,9 @@ func (s *Service) DeleteResult(ctx context.Context, req *fitnessv1.DeleteResultR
 	if err != nil {
 		return nil, err
 	}
+	if err := auth.CheckSchool(ctx, cmd.SchoolID); err != nil {
+		return nil, err
+	}
 	out, err := s.storeFor(cmd.DataID).Delete(ctx, cmd)
 	if err != nil {
 		return nil, apierr.Status(err)
@@ -197,6 +213,9 @@ func (s *Service) GetResult(ctx context.Context, req *fitnessv1.GetResultRequest
 	v.positive("school_id", req.GetSchoolId())
 	v.positive("data_id", req.GetDataId())
 	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := auth.CheckSchool(ctx, req.GetSchoolId()); err != nil {
 		return nil, err
 	}
 	r, err := s.storeFor(req.GetDataId()).Get(ctx, req.GetSchoolId(), req.GetDataId())
@@ -235,6 +254,9 @@ func parsePageToken(req *fitnessv1.ListResultsRequest) (int64, error) {
 func (s *Service) ListResults(ctx context.Context, req *fitnessv1.ListResultsRequest) (*fitnessv1.ListResultsResponse, error) {
 	q, err := validateList(req)
 	if err != nil {
+		return nil, err
+	}
+	if err := auth.CheckScope(ctx, q.SchoolID, "a list of results"); err != nil {
 		return nil, err
 	}
 	size := q.Limit - 1

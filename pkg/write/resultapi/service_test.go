@@ -768,6 +768,7 @@ func TestColdAndWarmCorrectionPaths(t *testing.T) {
 	}
 	defer closeAll()
 	restarted := NewService(h.m, stores) // cold identity cache
+	ctx = platformWide(ctx)
 	for v := int64(1); v <= 3; v++ {
 		out, err := restarted.CorrectResult(ctx, &fitnessv1.CorrectResultRequest{RequestId: fmt.Sprint("c-", v), SchoolId: 7, DataId: 900001,
 			ExpectedVersion: v, Result: fmt.Sprintf("2.%d1", v+2), Unit: "m"})
