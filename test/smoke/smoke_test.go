@@ -294,12 +294,12 @@ func run(t *testing.T, env []string, name string, args ...string) (string, error
 // once; --help never prints a secret's value.
 func TestServersRefuseToStartWithoutSettings(t *testing.T) {
 	required := map[string][]string{
-		"results":   {"--shards", "--auth-tokens"},
-		"relay":     {"--shards", "--control-dsn", "--pulsar-url", "--auth-tokens"},
-		"consumer":  {"--pulsar-url", "--clickhouse-addr", "--auth-tokens"},
-		"reconcile": {"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"},
-		"repair":    {"--pulsar-url", "--auth-tokens"},
-		"gateway":   {"--auth-tokens"},
+		"results":   {"--shards", "--auth-jwt-keys"},
+		"relay":     {"--shards", "--control-dsn", "--pulsar-url", "--auth-jwt-keys"},
+		"consumer":  {"--pulsar-url", "--clickhouse-addr", "--auth-jwt-keys"},
+		"reconcile": {"--shards", "--control-dsn", "--clickhouse-addr", "--auth-jwt-keys"},
+		"repair":    {"--pulsar-url", "--auth-jwt-keys"},
+		"gateway":   {"--auth-jwt-keys"},
 		"migrate":   {"--shards", "--control-dsn", "--clickhouse-addr"},
 	}
 	for name, want := range required {

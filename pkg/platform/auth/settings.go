@@ -48,8 +48,8 @@ var ErrStaticTokens = errors.New("--auth-tokens (env RS_AUTH_TOKENS), the static
 	"outside it callers present signed JWTs: set --auth-jwt-keys and --auth-jwt-audience")
 
 // ErrNoAuth names the missing authentication settings.
-var ErrNoAuth = errors.New("missing authentication: --auth-jwt-keys (env RS_AUTH_JWT_KEYS) with --auth-jwt-audience, " +
-	"or, with --profile=local, --auth-tokens (env RS_AUTH_TOKENS) or the development tokens")
+var ErrNoAuth = errors.New("missing required settings: --auth-jwt-keys (env RS_AUTH_JWT_KEYS), --auth-jwt-audience (env RS_AUTH_JWT_AUDIENCE) " +
+	"(signed bearer tokens; the static --auth-tokens and the development tokens only with --profile=local)")
 
 // Validate rejects impossible settings (without reading the key file).
 func (s Settings) Validate() error {

@@ -34,7 +34,7 @@ const (
 func TestLoad(t *testing.T) {
 	configtest.Load(t, consumersvc.Load, []configtest.Case{
 		{Name: "local profile", Args: []string{"--profile=local"}},
-		{Name: "nothing set", WantErr: []string{"--pulsar-url", "--clickhouse-addr", "--auth-tokens"}},
+		{Name: "nothing set", WantErr: []string{"--pulsar-url", "--clickhouse-addr", "--auth-jwt-keys"}},
 		{Name: "impossible values", Args: []string{"--profile=local", "--epoch=70000", "--probe-interval=1ms",
 			"--pulsar-url=http://x", "--clickhouse-addr=nohost", "--batch-size=0"},
 			WantErr: []string{"epoch must be 0-65535", "probe-interval", "pulsar-url", "clickhouse-addr", "batch size"}},

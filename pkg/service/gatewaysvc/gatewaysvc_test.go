@@ -30,7 +30,7 @@ import (
 
 func TestLoad(t *testing.T) {
 	configtest.Load(t, gatewaysvc.Load, []configtest.Case{
-		{Name: "production without tokens", Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--auth-tokens"}},
+		{Name: "production without tokens", Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--auth-jwt-keys (env RS_AUTH_JWT_KEYS)", "--auth-jwt-audience"}},
 		{Name: "every bad address at once",
 			Args:    []string{"--profile=local", "--api-addr=x", "--relay-addr=y", "--repair-addr=", "--openapi-file="},
 			WantErr: []string{"api-addr", "relay-addr", "repair-addr", "openapi-file"}},
@@ -133,7 +133,7 @@ func TestRoutesAndHealthFollowTheBackends(t *testing.T) {
 	}
 	configtest.ClearEnv(t)
 	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
-		"--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi,
+		"--profile=local", "--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi,
 		"--results-addr=" + resultsAddr, "--relay-addr=" + deadAddr(t), "--consumer-addr=" + deadAddr(t),
 		"--reconcile-addr=" + deadAddr(t), "--repair-addr=" + deadAddr(t)})
 	if err != nil {
@@ -201,7 +201,7 @@ func TestStreamErrorWithAnUnknownDetailType(t *testing.T) {
 	}
 	configtest.ClearEnv(t)
 	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
-		"--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi, "--results-addr=" + addr, "--relay-addr=" + addr,
+		"--profile=local", "--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi, "--results-addr=" + addr, "--relay-addr=" + addr,
 		"--consumer-addr=" + addr, "--reconcile-addr=" + addr, "--repair-addr=" + addr})
 	if err != nil {
 		t.Fatal(err)

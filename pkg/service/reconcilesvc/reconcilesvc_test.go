@@ -36,11 +36,11 @@ func TestLoad(t *testing.T) {
 	const pw = "Sup3rSecretPw"
 	configtest.Load(t, reconcilesvc.Load, []configtest.Case{
 		{Name: "production without settings names every missing one",
-			Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--shards", "--control-dsn", "--clickhouse-addr", "--auth-tokens"}},
+			Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--shards", "--control-dsn", "--clickhouse-addr", "--auth-jwt-keys"}},
 		{Name: "missing and invalid settings at once",
 			Args: []string{"--control-dsn=u:" + pw + "@tcp(127.0.0.1:1)/c", "--clickhouse-addr=nonsense", "--buckets=0",
 				"--grace=-1s", "--max-boundary-retries=-1", "--shutdown-grace=0s"},
-			WantErr: []string{"--shards", "--auth-tokens", "clickhouse-addr", "buckets", "grace", "max-boundary-retries", "shutdown-grace"}},
+			WantErr: []string{"--shards", "--auth-jwt-keys", "clickhouse-addr", "buckets", "grace", "max-boundary-retries", "shutdown-grace"}},
 		{Name: "an unparsable control DSN is refused without printing it",
 			Args: []string{"--profile=local", "--control-dsn=" + pw + "@@nonsense"}, WantErr: []string{"control-dsn is not a valid DSN"}},
 		{Name: "local profile applies the development stack", Args: []string{"--profile=local"}},
@@ -134,7 +134,7 @@ func (e *env) startWith(t *testing.T, extra ...string) *running {
 	}
 	configtest.ClearEnv(t)
 	cfg, err := reconcilesvc.Load(append([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s",
-		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","),
+		"--profile=local", "--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ","),
 		"--control-dsn=" + e.ctlVia,
 		"--clickhouse-addr=" + e.chPx.Addr(), "--clickhouse-database=" + e.chDBName,
 		"--grace=10ms", "--catch-up-wait=10ms"}, extra...))

@@ -14,7 +14,7 @@ func TestLoad(t *testing.T) {
 	configtest.Load(t, relaysvc.Load, []configtest.Case{
 		{Name: "local profile", Args: []string{"--profile=local"}},
 		{Name: "production names every missing setting at once",
-			WantErr: []string{"--shards (env RS_SHARDS)", "--control-dsn (env RS_CONTROL_DSN)", "--pulsar-url (env RS_PULSAR_URL)", "--auth-tokens (env RS_AUTH_TOKENS)"}},
+			WantErr: []string{"--shards (env RS_SHARDS)", "--control-dsn (env RS_CONTROL_DSN)", "--pulsar-url (env RS_PULSAR_URL)", "--auth-jwt-keys (env RS_AUTH_JWT_KEYS)"}},
 		{Name: "every invalid setting at once", Args: []string{"--profile=local", "--publish-timeout=40s", "--lease=30s", "--probe-interval=0s",
 			"--pulsar-url=http://broker:8080", "--grpc-addr=nonsense"},
 			WantErr: []string{"lease (30s) must be longer than the publish timeout (40s)", "probe-interval", "pulsar-url", "grpc-addr"}},

@@ -26,10 +26,10 @@ func TestLoad(t *testing.T) {
 	const pw = "Sup3rSecretPw"
 	configtest.Load(t, resultssvc.Load, []configtest.Case{
 		{Name: "production without settings names every missing one",
-			Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--shards", "--auth-tokens"}},
+			Args: []string{"--grpc-addr=127.0.0.1:0"}, WantErr: []string{"--shards", "--auth-jwt-keys"}},
 		{Name: "missing and invalid settings at once",
 			Args:    []string{"--grpc-addr=nonsense", "--max-conns-per-shard=0", "--log-level=loud"},
-			WantErr: []string{"--shards", "--auth-tokens", "grpc-addr", "max-conns-per-shard", "log level"}},
+			WantErr: []string{"--shards", "--auth-jwt-keys", "grpc-addr", "max-conns-per-shard", "log level"}},
 		{Name: "one shard is refused without printing its DSN",
 			Args:    []string{"--auth-tokens=t" + pw + "=ops:admin", "--shards=shard-0=u:" + pw + "@tcp(127.0.0.1:1)/a"},
 			WantErr: []string{"at least two shards"}},
@@ -76,7 +76,7 @@ func TestServesAndHealthFollowsTheShards(t *testing.T) {
 	}
 	configtest.ClearEnv(t)
 	cfg, err := resultssvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=127.0.0.1:0", "--shutdown-grace=1s",
-		"--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ",")})
+		"--profile=local", "--auth-tokens=" + auth.DevTokens, "--shards=" + strings.Join(shards, ",")})
 	if err != nil {
 		t.Fatal(err)
 	}
