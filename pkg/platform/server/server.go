@@ -246,9 +246,7 @@ func (s *Server) Listen() error {
 		}
 		s.httpLis = hl
 		if c := s.APITLSConfig(); c != nil {
-			if c.ClientAuth == tls.RequireAndVerifyClientCert {
-				c.ClientAuth = tls.VerifyClientCertIfGiven // probes and scrapers: the CA suffices
-			}
+			tlsconfig.OptionalClientCert(c) // probes and scrapers: the CA suffices
 			s.httpLis = tls.NewListener(hl, c)
 		}
 	}

@@ -9,8 +9,9 @@
 // Contracts: Server and Client read every file once before they return, so
 // a missing or malformed file fails start-up; later, a certificate/key pair
 // that does not load (a rotation half written) is logged and the previous
-// pair is kept. The CA file is read once: a new CA bundle takes a restart
-// (rotate CAs by shipping the old and the new CA in one bundle first).
+// pair is kept. A server's CA file is re-read the same way, so a CA bundle
+// that gains the next CA is trusted without a restart; a client's CA file
+// is read once (a new CA bundle takes a restart of the client).
 package tlsconfig
 
 import (
@@ -138,13 +139,17 @@ func Server(log *slog.Logger, f Files) (*tls.Config, error) {
 		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return kp.get() },
 	}
 	if f.CAFile != "" {
-		if cfg.ClientCAs, err = loadPool(f.CAFile); err != nil {
+		// Client certificates are verified against the CA file as it is
+		// now (re-read when it changes), not a pool fixed at start-up.
+		ca, err := newCAPool(log, f.CAFile)
+		if err != nil {
 			return nil, err
 		}
-		cfg.ClientAuth = tls.VerifyClientCertIfGiven
-	}
-	if f.ClientAuth {
-		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+		cfg.ClientAuth = tls.RequestClientCert
+		if f.ClientAuth {
+			cfg.ClientAuth = tls.RequireAnyClientCert
+		}
+		cfg.VerifyConnection = ca.verifyClient // every handshake, resumed ones too
 	}
 	log.Info("TLS serving", "cert_file", f.CertFile, "ca_file", f.CAFile, "client_auth", f.ClientAuth)
 	return cfg, nil
@@ -180,6 +185,83 @@ func Client(log *slog.Logger, f Files, what string) (*tls.Config, error) {
 		cfg.InsecureSkipVerify = true //nolint:gosec // allowed only in the local profile (CheckClient), and logged
 	}
 	return cfg, nil
+}
+
+// OptionalClientCert makes a server configuration of Server verify a
+// client certificate only when one is offered (a listener for probes and
+// scrapers next to a mutual-TLS one).
+func OptionalClientCert(c *tls.Config) {
+	if c.ClientAuth == tls.RequireAnyClientCert {
+		c.ClientAuth = tls.RequestClientCert
+	}
+}
+
+// caPool is a CA file re-read when its content changes.
+type caPool struct {
+	log  *slog.Logger
+	file string
+
+	mu   sync.Mutex
+	pem  []byte
+	pool *x509.CertPool
+}
+
+func newCAPool(log *slog.Logger, file string) (*caPool, error) {
+	p := &caPool{log: log, file: file}
+	if _, err := p.get(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// get returns the pool of the file's current content; a file that no longer
+// reads or holds no certificate keeps the previous pool (logged).
+func (p *caPool) get() (*x509.CertPool, error) {
+	pem, err := os.ReadFile(p.file)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil && p.pool != nil && bytes.Equal(pem, p.pem) {
+		return p.pool, nil
+	}
+	if err == nil {
+		pool := x509.NewCertPool()
+		if pool.AppendCertsFromPEM(pem) {
+			if p.pool != nil {
+				p.log.Info("TLS CA file reloaded", "file", p.file)
+			}
+			p.pem, p.pool = pem, pool
+			return pool, nil
+		}
+		err = fmt.Errorf("CA file %s holds no PEM certificate", p.file)
+	}
+	if p.pool == nil {
+		return nil, fmt.Errorf("reading CA file: %w", err)
+	}
+	p.log.Warn("TLS CA file does not load; keeping the previous CAs", "err", err)
+	return p.pool, nil
+}
+
+// verifyClient verifies an offered client certificate chain against the
+// current CAs, for client authentication (tls.Config.VerifyConnection of a
+// server asking for any certificate: it runs on resumed sessions too); no
+// certificate passes (the ClientAuth mode decides whether one is required).
+func (p *caPool) verifyClient(cs tls.ConnectionState) error {
+	certs := cs.PeerCertificates
+	if len(certs) == 0 {
+		return nil
+	}
+	roots, err := p.get()
+	if err != nil {
+		return err
+	}
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := certs[0].Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		return fmt.Errorf("verifying the client certificate %q: %w", certs[0].Subject.CommonName, err)
+	}
+	return nil
 }
 
 func loadPool(file string) (*x509.CertPool, error) {

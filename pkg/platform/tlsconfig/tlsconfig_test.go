@@ -149,7 +149,7 @@ func TestRefusals(t *testing.T) {
 	foreignCli := otherCA.Issue(t, dir, "foreign-client", tlstest.Options{})
 	wrongName := ca.Issue(t, dir, "wrong-name", tlstest.Options{DNSNames: []string{"elsewhere.example"}})
 
-	mtls, _ := serve(t, mustServer(t, tlsconfig.Files{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CAFile: ca.File, ClientAuth: true}))
+	mtls, mtlsErrs := serve(t, mustServer(t, tlsconfig.Files{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CAFile: ca.File, ClientAuth: true}))
 	expiredSrv, _ := serve(t, mustServer(t, tlsconfig.Files{CertFile: expired.CertFile, KeyFile: expired.KeyFile}))
 	wrongNameSrv, _ := serve(t, mustServer(t, tlsconfig.Files{CertFile: wrongName.CertFile, KeyFile: wrongName.KeyFile}))
 
@@ -162,15 +162,17 @@ func TestRefusals(t *testing.T) {
 		addr   string
 		client tlsconfig.Files
 		want   string // in the client's error
+		server string // in the mTLS server's handshake error, when set
 	}{
-		{"client trusts another CA", mtls, tlsconfig.Files{CAFile: otherCA.File, CertFile: cli.CertFile, KeyFile: cli.KeyFile}, "unknown authority"},
-		{"server certificate expired", expiredSrv, tlsconfig.Files{CAFile: ca.File}, "expired"},
-		{"server certificate for another name", wrongNameSrv, tlsconfig.Files{CAFile: ca.File}, "cannot validate certificate for 127.0.0.1"},
-		{"client without certificate, mTLS required", mtls, tlsconfig.Files{CAFile: ca.File}, "certificate required"},
-		{"client certificate from another CA", mtls, tlsconfig.Files{CAFile: ca.File, CertFile: foreignCli.CertFile, KeyFile: foreignCli.KeyFile}, "unknown certificate authority"},
-		{"client certificate expired", mtls, tlsconfig.Files{CAFile: ca.File, CertFile: expired.CertFile, KeyFile: expired.KeyFile}, "expired certificate"},
+		{"client trusts another CA", mtls, tlsconfig.Files{CAFile: otherCA.File, CertFile: cli.CertFile, KeyFile: cli.KeyFile}, "unknown authority", ""},
+		{"server certificate expired", expiredSrv, tlsconfig.Files{CAFile: ca.File}, "expired", ""},
+		{"server certificate for another name", wrongNameSrv, tlsconfig.Files{CAFile: ca.File}, "cannot validate certificate for 127.0.0.1", ""},
+		{"client without certificate, mTLS required", mtls, tlsconfig.Files{CAFile: ca.File}, "certificate required", ""},
+		{"client certificate from another CA", mtls, tlsconfig.Files{CAFile: ca.File, CertFile: foreignCli.CertFile, KeyFile: foreignCli.KeyFile}, "bad certificate", "unknown authority"},
+		{"client certificate expired", mtls, tlsconfig.Files{CAFile: ca.File, CertFile: expired.CertFile, KeyFile: expired.KeyFile}, "bad certificate", "expired"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			drainErrs(mtlsErrs)
 			cn, err := dial(t, tc.addr, mustClient(t, tc.client))
 			if err == nil {
 				t.Fatalf("connected to %q; want a refusal", cn)
@@ -178,7 +180,76 @@ func TestRefusals(t *testing.T) {
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q does not say %q", err, tc.want)
 			}
+			if tc.server == "" {
+				return
+			}
+			select {
+			case serr := <-mtlsErrs:
+				if !strings.Contains(serr.Error(), tc.server) {
+					t.Errorf("server's handshake error %q does not say %q", serr, tc.server)
+				}
+			case <-time.After(5 * time.Second):
+				t.Error("the server reported no handshake failure")
+			}
 		})
+	}
+}
+
+func drainErrs(c <-chan error) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
+	}
+}
+
+// A server's CA file is re-read when it changes: a client whose CA joins
+// the bundle is accepted without a restart, and refused again once it
+// leaves; a bundle that does not load keeps the CAs before.
+func TestServerCARotationWithoutRestart(t *testing.T) {
+	dir := t.TempDir()
+	oldCA := tlstest.NewCA(t, dir, "old-ca")
+	newCA := tlstest.NewCA(t, dir, "new-ca")
+	srv := oldCA.Issue(t, dir, "server", tlstest.Options{})
+	bundle := dir + "/bundle.pem"
+	copyFile(t, oldCA.File, bundle)
+	addr, _ := serve(t, mustServer(t, tlsconfig.Files{CertFile: srv.CertFile, KeyFile: srv.KeyFile, CAFile: bundle, ClientAuth: true}))
+	oldCli := oldCA.Issue(t, dir, "old-client", tlstest.Options{})
+	newCli := newCA.Issue(t, dir, "new-client", tlstest.Options{})
+	client := func(l tlstest.Leaf) *tls.Config {
+		return mustClient(t, tlsconfig.Files{CAFile: oldCA.File, CertFile: l.CertFile, KeyFile: l.KeyFile})
+	}
+	if _, err := dial(t, addr, client(oldCli)); err != nil {
+		t.Fatalf("a client of the old CA: %v", err)
+	}
+	if _, err := dial(t, addr, client(newCli)); err == nil {
+		t.Fatal("a client of the new CA was accepted before the bundle named it")
+	}
+	old, err := os.ReadFile(oldCA.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := os.ReadFile(newCA.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bundle, append(append([]byte{}, old...), next...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(t, addr, client(newCli)); err != nil {
+		t.Fatalf("a client of the new CA after the bundle gained it: %v", err)
+	}
+	if err := os.WriteFile(bundle, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dial(t, addr, client(newCli)); err != nil {
+		t.Fatalf("a broken bundle did not keep the previous CAs: %v", err)
+	}
+	copyFile(t, newCA.File, bundle)
+	if _, err := dial(t, addr, client(oldCli)); err == nil {
+		t.Fatal("a client of the old CA was accepted after the bundle dropped it")
 	}
 }
 
