@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/delivery/consumer"
 	"github.com/resultsync/resultsync/pkg/model/shard"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
@@ -105,7 +106,14 @@ func TestCorrectionReachesTheReport(t *testing.T) {
 	if err != nil || len(state) != 1 || state[0].Version != 2 || state[0].Result != "2.31" {
 		t.Errorf("current state = %v, %v; want version 2 at 2.31", state, err)
 	}
-	lag := csvc.Lag().Snapshot(time.Now())
+	// The consumer records a batch's lag once the batch is stored and its
+	// applied positions are written, a moment after its rows are visible.
+	var lag []consumer.ShardLag
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if lag = csvc.Lag().Snapshot(time.Now()); len(lag) > 0 {
+			break
+		}
+	}
 	if len(lag) != 1 || lag[0].ShardID != m.Shards[m.Owner(900001)].ID {
 		t.Errorf("lag snapshot = %+v; want the owning shard", lag)
 	}
