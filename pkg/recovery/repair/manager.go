@@ -235,14 +235,14 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 	if err := m.checkIdentity(ctx, run.Scope, p.Items); err != nil {
 		return Plan{}, err
 	}
-	if p.Counts()[ActionRebuild] > 0 || sel.RebuildEpoch != 0 {
-		// Over the whole campaign: the rebuild does (see CreateRepairs).
-		if p.EpochFloor, err = m.EpochFloor(ctx, run.Scope.Campaign()); err != nil {
-			return Plan{}, err
-		}
-		if sel.RebuildEpoch != 0 && sel.RebuildEpoch <= int(p.EpochFloor) {
-			return Plan{}, &apierr.FieldError{Field: "rebuild_epoch", Description: fmt.Sprintf("must be greater than the current epoch floor %d", p.EpochFloor)}
-		}
+	// Always, so a plan says which epoch a rebuild would need whatever it
+	// holds (a caller passes rebuild_epoch = epoch_floor + 1); over the
+	// whole campaign, as the rebuild does (see CreateRepairs).
+	if p.EpochFloor, err = m.EpochFloor(ctx, run.Scope.Campaign()); err != nil {
+		return Plan{}, err
+	}
+	if sel.RebuildEpoch != 0 && sel.RebuildEpoch <= int(p.EpochFloor) {
+		return Plan{}, &apierr.FieldError{Field: "rebuild_epoch", Description: fmt.Sprintf("must be greater than the current epoch floor %d", p.EpochFloor)}
 	}
 	return p, nil
 }
