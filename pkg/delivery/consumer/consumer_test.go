@@ -261,10 +261,18 @@ func TestAckLostAfterInsertRedeliveryChangesNothing(t *testing.T) {
 	// Longer than the client's acknowledgment grouping (100ms): had they
 	// not been held, the acknowledgments would have reached the broker.
 	time.Sleep(500 * time.Millisecond)
-	px.Down() // the held acknowledgments are lost with the connection
+	// The instance stops while the proxy still holds what it sends (its
+	// close request waits out the client's 3 s operation timeout), then the
+	// held acknowledgments are lost with the connection. Cutting the
+	// connection first would let the client handle the connection loss while
+	// the consumer closes: pulsar-client-go v0.19.0 races there (a data race
+	// between its connection goroutine and the closing consumer's event loop,
+	// seen once under -race in CI), a defect of the library, not of the
+	// failure point this test reproduces.
 	if err := first.stop(); err != nil {
 		t.Fatalf("first instance: %v", err)
 	}
+	px.Down() // the held acknowledgments are lost with the connection
 	if got := subStats(t, f.topic, "projection").backlog; got != int64(len(evs)) {
 		t.Fatalf("backlog after the lost acknowledgments = %d, want %d (none reached the broker)", got, len(evs))
 	}
