@@ -4,8 +4,11 @@
 #   deploy/local/clickhouse.sh install|start|stop|status
 #
 # Config, data, pid file and logs live under $RS_STATE; the server listens on 127.0.0.1 only:
-# native protocol on $RS_CH_PORT, HTTP on $RS_CH_HTTP_PORT, no interserver port. `start` is
-# idempotent and creates the database $RS_CH_DATABASE every time.
+# native protocol on $RS_CH_PORT, the secure native protocol (TLS with the local CA's server
+# certificate, deploy/local/tls.sh) on $RS_CH_SECURE_PORT, HTTP on $RS_CH_HTTP_PORT, no
+# interserver port. `start` is idempotent and creates the database $RS_CH_DATABASE every time;
+# a running server without the secure port (started before it was configured) is restarted
+# once, since ClickHouse opens its ports only at start (RS_ENGINE_TLS_RESTART=0: keep it).
 # Written for the Debian package (ClickHouse 18.16): the config root element is <yandex>.
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
@@ -62,6 +65,22 @@ write_config() {
     <listen_host>127.0.0.1</listen_host>
     <http_port>$RS_CH_HTTP_PORT</http_port>
     <tcp_port>$RS_CH_PORT</tcp_port>
+    <!-- The secure native port: TLS with the local CA's server certificate. A client
+         certificate is verified against the CA when offered (relaxed), not required:
+         clients authenticate with their account. -->
+    <tcp_port_secure>$RS_CH_SECURE_PORT</tcp_port_secure>
+    <openSSL>
+        <server>
+            <certificateFile>$RS_TLS_DIR/server.pem</certificateFile>
+            <privateKeyFile>$RS_TLS_DIR/server-key.pem</privateKeyFile>
+            <caConfig>$RS_TLS_DIR/ca.pem</caConfig>
+            <verificationMode>relaxed</verificationMode>
+            <loadDefaultCAFile>false</loadDefaultCAFile>
+            <cacheSessions>true</cacheSessions>
+            <disableProtocols>sslv2,sslv3,tlsv1,tlsv1_1</disableProtocols>
+            <preferServerCiphers>true</preferServerCiphers>
+        </server>
+    </openSSL>
     <!-- No interserver_http_port: no replication, so no third port to collide with. -->
 
     <max_connections>1024</max_connections>
@@ -142,7 +161,8 @@ EOF
 
 ping_http() { curl -sf --max-time 2 "http://127.0.0.1:$RS_CH_HTTP_PORT/ping" | grep -q '^Ok\.'; }
 ping_native() { [ "$(ch_client --connect_timeout 2 -q 'SELECT 1' 2>/dev/null)" = 1 ]; }
-answering() { ping_http && ping_native; }
+ping_secure() { tls_serving 127.0.0.1 "$RS_CH_SECURE_PORT"; }
+answering() { ping_http && ping_native && ping_secure; }
 app_login() { [ "$(ch_client --connect_timeout 2 --user "$RS_CH_APP_USER" --password "$RS_CH_APP_PASSWORD" -q 'SELECT 1' 2>/dev/null)" = 1 ]; }
 
 fail_logs() {
@@ -160,19 +180,24 @@ cmd_start() {
   command -v curl >/dev/null 2>&1 || die "curl not found (run: $0 install)"
   server_cmd >/dev/null
   client_cmd >/dev/null
+  ensure_tls
   [ -f "$CH_PID" ] && ! pidfile_alive "$CH_PID" && { log "removing stale pid file $CH_PID"; rm -f "$CH_PID"; }
+  if pidfile_alive "$CH_PID" && ping_http && ! ping_secure && [ "${RS_ENGINE_TLS_RESTART:-1}" = 1 ]; then
+    log "ClickHouse (pid $(cat "$CH_PID")) does not serve TLS on :$RS_CH_SECURE_PORT (started before it was configured): restarting it"
+    cmd_stop
+  fi
   if pidfile_alive "$CH_PID"; then
     log "ClickHouse already running (pid $(cat "$CH_PID")); configuration rewritten (the server reloads its users)"
     write_config
   else
     local p
-    for p in "$RS_CH_PORT" "$RS_CH_HTTP_PORT"; do
+    for p in "$RS_CH_PORT" "$RS_CH_HTTP_PORT" "$RS_CH_SECURE_PORT"; do
       if port_open 127.0.0.1 "$p"; then
-        die "port $p is in use by another process, not our ClickHouse (set RS_CH_PORT / RS_CH_HTTP_PORT)"
+        die "port $p is in use by another process, not our ClickHouse (set RS_CH_PORT / RS_CH_HTTP_PORT / RS_CH_SECURE_PORT)"
       fi
     done
     write_config
-    log "starting ClickHouse on 127.0.0.1:$RS_CH_PORT (native) and :$RS_CH_HTTP_PORT (HTTP), data $CH_DIR/data, log $CH_LOG"
+    log "starting ClickHouse on 127.0.0.1:$RS_CH_PORT (native), :$RS_CH_SECURE_PORT (native over TLS) and :$RS_CH_HTTP_PORT (HTTP), data $CH_DIR/data, log $CH_LOG"
     # Run from the config directory: the server writes its preprocessed config relative to it.
     # shellcheck disable=SC2046 # server_cmd may be "clickhouse server"
     (cd "$CH_DIR" && spawn_bg "$CH_OUT_LOG" $(server_cmd) --config-file="$CH_CONF" \
@@ -193,13 +218,13 @@ cmd_start() {
     done
   fi
   wait_for "ClickHouse" "$START_TIMEOUT" "$CH_ERR_LOG" answering \
-    || { fail_logs; die "ClickHouse does not answer on 127.0.0.1:$RS_CH_PORT / :$RS_CH_HTTP_PORT"; }
+    || { fail_logs; die "ClickHouse does not answer on 127.0.0.1:$RS_CH_PORT / :$RS_CH_HTTP_PORT / TLS :$RS_CH_SECURE_PORT"; }
   # The account with a password exists once the server has (re)loaded users.xml.
   wait_for "ClickHouse account $RS_CH_APP_USER" "$START_TIMEOUT" "$CH_ERR_LOG" app_login \
     || { fail_logs; die "ClickHouse does not accept $RS_CH_APP_USER (users: $CH_USERS)"; }
   ch_client -q "CREATE DATABASE IF NOT EXISTS \`$RS_CH_DATABASE\`" \
     || { fail_logs; die "could not create ClickHouse database $RS_CH_DATABASE"; }
-  log "ClickHouse $(ch_client -q 'SELECT version()') ready on 127.0.0.1:$RS_CH_PORT (native) / :$RS_CH_HTTP_PORT (HTTP), database $RS_CH_DATABASE ($(( $(date +%s) - t0 ))s)"
+  log "ClickHouse $(ch_client -q 'SELECT version()') ready on 127.0.0.1:$RS_CH_PORT (native) / :$RS_CH_SECURE_PORT (native, TLS) / :$RS_CH_HTTP_PORT (HTTP), database $RS_CH_DATABASE ($(( $(date +%s) - t0 ))s)"
 }
 
 cmd_stop() {
@@ -215,8 +240,12 @@ cmd_stop() {
 }
 
 cmd_status() {
+  if ping_http && ping_native && ! ping_secure; then
+    log "ClickHouse answering on 127.0.0.1:$RS_CH_PORT / :$RS_CH_HTTP_PORT but serves no TLS on :$RS_CH_SECURE_PORT (started before it was configured; $0 start restarts it)"
+    return 0
+  fi
   if answering; then
-    log "ClickHouse answering on 127.0.0.1:$RS_CH_PORT / :$RS_CH_HTTP_PORT$(pidfile_alive "$CH_PID" && echo " (pid $(cat "$CH_PID"))")"
+    log "ClickHouse answering on 127.0.0.1:$RS_CH_PORT / :$RS_CH_HTTP_PORT / TLS :$RS_CH_SECURE_PORT$(pidfile_alive "$CH_PID" && echo " (pid $(cat "$CH_PID"))")"
     return 0
   fi
   if pidfile_alive "$CH_PID"; then

@@ -80,6 +80,9 @@ RS_CH_APP_USER=${RS_CH_APP_USER:-rs_app}
 RS_CH_APP_PASSWORD=${RS_CH_APP_PASSWORD:-rs-app-local-pw}
 # The migrator's and the services' ClickHouse address (their compiled-in default is 127.0.0.1:19000).
 RS_CH_ADDR=${RS_CH_ADDR:-$RS_CH_HOST:$RS_CH_PORT}
+# The secure native port (tcp_port_secure: TLS with the local CA's server certificate).
+RS_CH_SECURE_PORT=${RS_CH_SECURE_PORT:-19440}
+RS_CH_SECURE_ADDR=${RS_CH_SECURE_ADDR:-$RS_CH_HOST:$RS_CH_SECURE_PORT}
 
 # Pulsar standalone (deploy/local/pulsar.sh). 4.0.7: the newest 4.0.x whose jar set
 # resolves completely from the registry (4.0.8 lacks jetcd-core-shaded and pulsar-opentelemetry).
@@ -89,10 +92,25 @@ RS_PULSAR_WEB_PORT=${RS_PULSAR_WEB_PORT:-18080}
 # Port of the bookie embedded in standalone (listens on 127.0.0.1 only).
 RS_PULSAR_BOOKIE_PORT=${RS_PULSAR_BOOKIE_PORT:-13181}
 RS_PULSAR_URL=${RS_PULSAR_URL:-pulsar://127.0.0.1:$RS_PULSAR_PORT}
+# The broker's TLS ports (brokerServicePortTls, webServicePortTls; the local CA's
+# server certificate), beside the plaintext ones above.
+RS_PULSAR_TLS_PORT=${RS_PULSAR_TLS_PORT:-16651}
+RS_PULSAR_WEB_TLS_PORT=${RS_PULSAR_WEB_TLS_PORT:-18443}
+RS_PULSAR_TLS_URL=${RS_PULSAR_TLS_URL:-pulsar+ssl://127.0.0.1:$RS_PULSAR_TLS_PORT}
+RS_PULSAR_ADMIN_TLS_URL=${RS_PULSAR_ADMIN_TLS_URL:-https://127.0.0.1:$RS_PULSAR_WEB_TLS_PORT}
 # The broker's token-authentication key (HS256, made by pulsar.sh): clients
 # without a token connect as "anonymous"; the tests of --pulsar-token sign
 # tokens with it.
 RS_PULSAR_TOKEN_KEY=${RS_PULSAR_TOKEN_KEY:-$RS_STATE/pulsar/token-hs256.key}
+
+# The local private CA and its certificates (deploy/local/tls.sh, run by every
+# engine script when missing). Every engine serves TLS with server.pem beside its
+# plaintext port: MySQL and MariaDB on their one port (ssl_ca/ssl_cert/ssl_key),
+# ClickHouse on RS_CH_SECURE_PORT, Pulsar on RS_PULSAR_TLS_PORT and
+# RS_PULSAR_WEB_TLS_PORT. Setting RS_TLS=1 runs the resultsync servers and every
+# hop between them encrypted (deploy/local/servers.sh, `RS_TLS=1 make run`).
+RS_TLS_DIR=${RS_TLS_DIR:-$RS_STATE/tls}
+RS_TLS=${RS_TLS:-0}
 
 # The servers' profile: "local" lets them fall back to this stack's addresses
 # and accept the documented development tokens (dev-viewer, dev-operator,
@@ -102,5 +120,6 @@ RS_PROFILE=${RS_PROFILE:-local}
 export RS_ROOT RS_STATE RS_CACHE RS_MYSQL_ENGINE RS_MYSQL_ENGINES RS_MYSQL_MYSQL_PORT \
   RS_MYSQL_MARIADB_PORT RS_MYSQL_HOST RS_MYSQL_PORT RS_MYSQL_USER RS_MYSQL_PASSWORD \
   RS_MYSQL_SHARDS RS_MYSQL_CONTROL RS_SHARDS RS_CONTROL_DSN \
-  RS_CH_HOST RS_CH_PORT RS_CH_HTTP_PORT RS_CH_DATABASE RS_CH_ADDR RS_CH_APP_USER RS_CH_APP_PASSWORD \
-  RS_PULSAR_VERSION RS_PULSAR_PORT RS_PULSAR_WEB_PORT RS_PULSAR_BOOKIE_PORT RS_PULSAR_URL RS_PULSAR_TOKEN_KEY RS_PROFILE
+  RS_CH_HOST RS_CH_PORT RS_CH_HTTP_PORT RS_CH_DATABASE RS_CH_ADDR RS_CH_SECURE_PORT RS_CH_SECURE_ADDR RS_CH_APP_USER RS_CH_APP_PASSWORD \
+  RS_PULSAR_VERSION RS_PULSAR_PORT RS_PULSAR_WEB_PORT RS_PULSAR_BOOKIE_PORT RS_PULSAR_URL RS_PULSAR_TOKEN_KEY \
+  RS_PULSAR_TLS_PORT RS_PULSAR_WEB_TLS_PORT RS_PULSAR_TLS_URL RS_PULSAR_ADMIN_TLS_URL RS_TLS_DIR RS_TLS RS_PROFILE

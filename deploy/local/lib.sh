@@ -108,3 +108,30 @@ proc_alive() {
 
 # pidfile_alive FILE: like pid_alive, but a zombie does not count as running.
 pidfile_alive() { [ -f "$1" ] && proc_alive "$(cat "$1" 2>/dev/null)"; }
+
+# ensure_tls: the local CA and the servers' certificate in $RS_TLS_DIR, made by
+# deploy/local/tls.sh when missing (an existing CA and certificates are kept).
+# Every engine serves TLS with them beside its plaintext port.
+ensure_tls() {
+  if [ -s "$RS_TLS_DIR/ca.pem" ] && [ -s "$RS_TLS_DIR/server.pem" ] && [ -s "$RS_TLS_DIR/server-key.pem" ] \
+    && [ -s "$RS_TLS_DIR/client.pem" ] && [ -s "$RS_TLS_DIR/client-key.pem" ]; then
+    return 0
+  fi
+  log "creating the local CA and certificates in $RS_TLS_DIR (deploy/local/tls.sh)"
+  # A lock: engines started side by side must not each make their own CA.
+  mkdir -p "$RS_STATE"
+  (
+    flock -w 120 7 || die "another tls.sh holds $RS_STATE/tls.lock"
+    RS_TLS_DIR=$RS_TLS_DIR "$(dirname "${BASH_SOURCE[0]}")/tls.sh"
+  ) 7>"$RS_STATE/tls.lock" || die "deploy/local/tls.sh failed"
+}
+
+# tls_serving HOST PORT: true when HOST:PORT completes a TLS handshake whose
+# certificate the local CA verifies (openssl s_client; STARTTLS for MySQL with
+# a third argument "mysql").
+tls_serving() {
+  local -a starttls=()
+  [ "${3:-}" = mysql ] && starttls=(-starttls mysql)
+  timeout 5 openssl s_client -connect "$1:$2" "${starttls[@]}" -CAfile "$RS_TLS_DIR/ca.pem" \
+    -verify_return_error -brief </dev/null >/dev/null 2>&1
+}

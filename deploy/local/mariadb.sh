@@ -8,6 +8,10 @@
 # has 13306). RS_MYSQL_ENGINE (env.sh) chooses whether the stack's DSNs point at this server.
 # `start` is idempotent: it initializes the data directory on first use, starts the server when
 # it is not running, and (re)applies the users, databases and grants every time.
+# The server serves TLS with the local CA's server certificate (deploy/local/tls.sh, made when
+# missing) beside plaintext. MariaDB reads the certificate paths only at start: a running server
+# without them (started before they were configured) is restarted once by `start`
+# (RS_ENGINE_TLS_RESTART=0: keep it); one with them reloads renewed certificates (FLUSH SSL).
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -74,6 +78,12 @@ innodb_log_buffer_size         = 16M
 innodb_flush_log_at_trx_commit = 1
 innodb_file_per_table          = 1
 performance_schema             = OFF
+# TLS with the local CA's server certificate (deploy/local/tls.sh), so a client that verifies
+# the server with the CA (the services' tls=resultsync) is served; plaintext stays allowed.
+ssl_ca                         = $RS_TLS_DIR/ca.pem
+ssl_cert                       = $RS_TLS_DIR/server.pem
+ssl_key                        = $RS_TLS_DIR/server-key.pem
+tls_version                    = TLSv1.2,TLSv1.3
 
 [client]
 socket                         = $MY_SOCK
@@ -153,7 +163,13 @@ cmd_install() {
 cmd_start() {
   local t0; t0=$(date +%s)
   mysqld_bin >/dev/null
+  ensure_tls
   [ -f "$MY_PID" ] && ! pidfile_alive "$MY_PID" && { log "removing stale pid file $MY_PID"; rm -f "$MY_PID"; }
+  if pidfile_alive "$MY_PID" && ping_sock && [ "${RS_ENGINE_TLS_RESTART:-1}" = 1 ] \
+    && [ "$(echo "SELECT @@ssl_cert;" | sql_admin)" != "$RS_TLS_DIR/server.pem" ]; then
+    log "MariaDB (pid $(cat "$MY_PID")) does not serve the certificate of $RS_TLS_DIR (started before it was configured): restarting it"
+    cmd_stop
+  fi
   if pidfile_alive "$MY_PID"; then
     # Ours is running (or still starting: crash recovery can take a while); wait for it below.
     log "MariaDB already running (pid $(cat "$MY_PID"))"
@@ -187,7 +203,11 @@ cmd_start() {
   [ "$port" = "$MY_PORT" ] || die "the running MariaDB (pid $(cat "$MY_PID")) listens on port $port, not RS_MYSQL_MARIADB_PORT=$MY_PORT: restart it ($0 stop && $0 start)"
   provision
   ping_tcp || { tail_log "$MY_LOG"; die "mariadb-admin ping over TCP 127.0.0.1:$MY_PORT failed"; }
-  log "MariaDB ready on 127.0.0.1:$MY_PORT, user $RS_MYSQL_USER, databases $RS_MYSQL_SHARDS $RS_MYSQL_CONTROL ($(( $(date +%s) - t0 ))s)"
+  # Certificates renewed by tls.sh --renew are served from the next connection.
+  echo "FLUSH SSL;" | sql_admin || die "FLUSH SSL failed on MariaDB"
+  tls_serving 127.0.0.1 "$MY_PORT" mysql \
+    || die "MariaDB on 127.0.0.1:$MY_PORT does not serve TLS with the certificate of $RS_TLS_DIR (restart it: $0 stop && $0 start)"
+  log "MariaDB ready on 127.0.0.1:$MY_PORT (plaintext and TLS), user $RS_MYSQL_USER, databases $RS_MYSQL_SHARDS $RS_MYSQL_CONTROL ($(( $(date +%s) - t0 ))s)"
 }
 
 cmd_stop() {

@@ -10,7 +10,10 @@
 # dynamic loader and libraries (see sid()).
 #
 # Data, config, socket, pid file and logs live under $RS_STATE; the server listens on
-# 127.0.0.1:$RS_MYSQL_MYSQL_PORT only. `start` is idempotent: it initializes the data directory
+# 127.0.0.1:$RS_MYSQL_MYSQL_PORT only, in plaintext and over TLS with the local CA's server
+# certificate (deploy/local/tls.sh, made when missing). `start` on a running server points its
+# TLS at those files and reloads them (ALTER INSTANCE RELOAD TLS: no restart, and a renewed
+# certificate is served from the next connection). `start` is idempotent: it initializes the data directory
 # on first use, starts the server when it is not running, and (re)applies the users, databases
 # and grants every time. Production defaults are kept on purpose: binary log ON,
 # REPEATABLE-READ, log_bin_trust_function_creators=0, server-id 1.
@@ -183,6 +186,12 @@ max_connections                = 500
 max_allowed_packet             = 64M
 innodb_buffer_pool_size        = 512M
 performance_schema             = ${RS_MYSQL_PERFORMANCE_SCHEMA:-OFF}
+# TLS with the local CA's server certificate (deploy/local/tls.sh), so a client that verifies
+# the server with the CA (the services' tls=resultsync) is served; plaintext stays allowed.
+ssl_ca                         = $RS_TLS_DIR/ca.pem
+ssl_cert                       = $RS_TLS_DIR/server.pem
+ssl_key                        = $RS_TLS_DIR/server-key.pem
+tls_version                    = TLSv1.2,TLSv1.3
 
 [client]
 socket                         = $MY_SOCK
@@ -267,6 +276,21 @@ provision() {
     || die "user $RS_MYSQL_USER cannot log in over TCP on 127.0.0.1:$MY_PORT"
 }
 
+# reload_tls: the server's TLS from the local CA's files (a server started before they were
+# configured, or certificates renewed by tls.sh --renew), without a restart; then checks that a
+# client verifying with the CA is served.
+reload_tls() {
+  write_cnf # the same settings at the next start
+  {
+    echo "SET GLOBAL ssl_ca = $(sql_quote "$RS_TLS_DIR/ca.pem");"
+    echo "SET GLOBAL ssl_cert = $(sql_quote "$RS_TLS_DIR/server.pem");"
+    echo "SET GLOBAL ssl_key = $(sql_quote "$RS_TLS_DIR/server-key.pem");"
+    echo "ALTER INSTANCE RELOAD TLS;"
+  } | sql_admin || { tail_log "$MY_LOG"; die "could not load the TLS certificate of $RS_TLS_DIR into MySQL"; }
+  tls_serving 127.0.0.1 "$MY_PORT" mysql \
+    || die "MySQL on 127.0.0.1:$MY_PORT does not serve TLS with the certificate of $RS_TLS_DIR"
+}
+
 # port_owner_hint: explain a busy port when it is our own MariaDB (e.g. one started before the
 # MySQL/MariaDB port split, when MariaDB listened on 13306).
 port_owner_hint() {
@@ -281,6 +305,7 @@ port_owner_hint() {
 cmd_start() {
   local t0; t0=$(date +%s)
   need_installed
+  ensure_tls
   [ -f "$MY_PID" ] && ! pidfile_alive "$MY_PID" && { log "removing stale pid file $MY_PID"; rm -f "$MY_PID"; }
   if pidfile_alive "$MY_PID"; then
     # Ours is running (or still starting: crash recovery can take a while); wait for it below.
@@ -315,8 +340,9 @@ cmd_start() {
   [ "$port" = "$MY_PORT" ] || die "the running MySQL (pid $(cat "$MY_PID")) listens on port $port, not RS_MYSQL_MYSQL_PORT=$MY_PORT: restart it ($0 stop && $0 start)"
   provision
   ping_tcp || { tail_log "$MY_LOG"; die "login over TCP 127.0.0.1:$MY_PORT failed"; }
+  reload_tls
   local version; version=$(echo "SELECT VERSION();" | sql_admin)
-  log "MySQL $version ready on 127.0.0.1:$MY_PORT, user $RS_MYSQL_USER, databases $RS_MYSQL_SHARDS $RS_MYSQL_CONTROL ($(( $(date +%s) - t0 ))s)"
+  log "MySQL $version ready on 127.0.0.1:$MY_PORT (plaintext and TLS), user $RS_MYSQL_USER, databases $RS_MYSQL_SHARDS $RS_MYSQL_CONTROL ($(( $(date +%s) - t0 ))s)"
 }
 
 cmd_stop() {

@@ -9,7 +9,11 @@
 # Layout: jars in $RS_CACHE (kept across clones), config/data in $RS_STATE/pulsar,
 # log in $RS_STATE/logs/pulsar.log, pid in $RS_STATE/pulsar.pid.
 # Ports: broker $RS_PULSAR_PORT, admin/HTTP $RS_PULSAR_WEB_PORT, embedded bookie
-# $RS_PULSAR_BOOKIE_PORT. Metadata lives in RocksDB (no ZooKeeper is started).
+# $RS_PULSAR_BOOKIE_PORT; over TLS with the local CA's server certificate
+# (deploy/local/tls.sh, made when missing) broker $RS_PULSAR_TLS_PORT (pulsar+ssl://)
+# and admin $RS_PULSAR_WEB_TLS_PORT (https://). Metadata lives in RocksDB (no
+# ZooKeeper is started). `start` restarts a running broker that serves no TLS
+# (started before it was configured; RS_ENGINE_TLS_RESTART=0: keep it).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -76,6 +80,12 @@ install_key() { { echo "$RS_PULSAR_VERSION"; cat "$P_SRC/pom.xml"; } | sha256sum
 installed() { [ -f "$P_MARKER" ] && [ "$(cat "$P_MARKER")" = "$(install_key)" ] && [ -d "$P_LIB" ]; }
 
 http_ok() { curl -sf -m "${2:-10}" -o /dev/null "$P_WEB$1"; }
+
+# tls_ok: the broker and its admin API serve TLS with the local CA's certificate.
+tls_ok() {
+  tls_serving 127.0.0.1 "$RS_PULSAR_TLS_PORT" \
+    && curl -sf -m 10 --cacert "$RS_TLS_DIR/ca.pem" -o /dev/null "https://127.0.0.1:$RS_PULSAR_WEB_TLS_PORT/admin/v2/clusters"
+}
 
 # healthy: the admin API answers and lists public/default.
 healthy() {
@@ -186,6 +196,9 @@ render_config() {
     mv "$RS_PULSAR_TOKEN_KEY.tmp" "$RS_PULSAR_TOKEN_KEY"
   fi
   sed -e "s|@RS_PULSAR_PORT@|$RS_PULSAR_PORT|g" \
+      -e "s|@RS_PULSAR_TLS_PORT@|$RS_PULSAR_TLS_PORT|g" \
+      -e "s|@RS_PULSAR_WEB_TLS_PORT@|$RS_PULSAR_WEB_TLS_PORT|g" \
+      -e "s|@TLS_DIR@|$RS_TLS_DIR|g" \
       -e "s|@TOKEN_KEY@|$RS_PULSAR_TOKEN_KEY|g" \
       -e "s|@RS_PULSAR_WEB_PORT@|$RS_PULSAR_WEB_PORT|g" \
       -e "s|@DATA_DIR@|$P_DATA|g" \
@@ -266,7 +279,7 @@ launch() {
   [ -f "$P_LOG" ] && mv -f "$P_LOG" "$P_LOG.1"
   {
     echo "=== pulsar.sh start $(date -u +%FT%TZ): $java (Pulsar $RS_PULSAR_VERSION)"
-    echo "=== broker $P_URL, admin $P_WEB, bookie 127.0.0.1:$RS_PULSAR_BOOKIE_PORT"
+    echo "=== broker $P_URL, admin $P_WEB, bookie 127.0.0.1:$RS_PULSAR_BOOKIE_PORT, TLS $RS_PULSAR_TLS_URL and $RS_PULSAR_ADMIN_TLS_URL"
   } >"$P_LOG"
   # setsid: own session, so Ctrl-C in the calling terminal or make does not reach it.
   # 8>&- 9>&-: the child must not keep the lock files open.
@@ -308,7 +321,7 @@ wait_ready() {
           ensure_namespace || true
         fi ;;
       produce)
-        if produce_ok; then
+        if produce_ok && tls_ok; then
           log "pulsar is ready after $(( $(date +%s) - t0 ))s: $P_URL (admin $P_WEB)"
           return 0
         fi ;;
@@ -337,7 +350,13 @@ ensure_namespace() {
 cmd_start() {
   need_tools
   installed || cmd_install
+  ensure_tls
   lock
+  if running && healthy && ! tls_ok && [ "${RS_ENGINE_TLS_RESTART:-1}" = 1 ]; then
+    log "pulsar (pid $(cat "$P_PID")) serves no TLS on :$RS_PULSAR_TLS_PORT / :$RS_PULSAR_WEB_TLS_PORT (started before it was configured): restarting it"
+    stop_one "$(cat "$P_PID")"
+    rm -f "$P_PID"
+  fi
   if running; then
     local pid; pid=$(cat "$P_PID")
     if healthy && produce_ok; then
@@ -364,9 +383,9 @@ cmd_start() {
     stop_one "$p"
   done
   local port
-  for port in "$RS_PULSAR_PORT" "$RS_PULSAR_WEB_PORT" "$RS_PULSAR_BOOKIE_PORT"; do
+  for port in "$RS_PULSAR_PORT" "$RS_PULSAR_WEB_PORT" "$RS_PULSAR_BOOKIE_PORT" "$RS_PULSAR_TLS_PORT" "$RS_PULSAR_WEB_TLS_PORT"; do
     if port_busy "$port"; then
-      die "port 127.0.0.1:$port is taken by another process (not ours; see: ss -ltnp 'sport = :$port'). Stop it or change RS_PULSAR_PORT / RS_PULSAR_WEB_PORT / RS_PULSAR_BOOKIE_PORT."
+      die "port 127.0.0.1:$port is taken by another process (not ours; see: ss -ltnp 'sport = :$port'). Stop it or change RS_PULSAR_PORT / RS_PULSAR_WEB_PORT / RS_PULSAR_BOOKIE_PORT / RS_PULSAR_TLS_PORT / RS_PULSAR_WEB_TLS_PORT."
     fi
   done
   render_config
@@ -393,7 +412,11 @@ cmd_status() {
   fi
   local pid; pid=$(cat "$P_PID")
   if healthy && produce_ok; then
-    echo "pulsar: running (pid $pid), healthy: $P_URL admin $P_WEB"
+    if tls_ok; then
+      echo "pulsar: running (pid $pid), healthy: $P_URL admin $P_WEB, TLS $RS_PULSAR_TLS_URL admin $RS_PULSAR_ADMIN_TLS_URL"
+    else
+      echo "pulsar: running (pid $pid), healthy: $P_URL admin $P_WEB; serves no TLS (started before it was configured; $0 start restarts it)"
+    fi
     return 0
   fi
   echo "pulsar: running (pid $pid) but NOT healthy (admin API $P_WEB; log $P_LOG)"
