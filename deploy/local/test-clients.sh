@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Runs every client package's tests (clients/<lang>/test.sh) and the README's
 # examples (test/readme/run.sh, when present) against the six servers started
-# by deploy/local/servers.sh on their documented ports.
+# by deploy/local/servers.sh on their documented ports, plus one results server
+# of its own that serves mutual TLS from the local CA (deploy/local/tls.sh) on
+# RS_RESULTS_TLS_ADDR (127.0.0.1:7111): the clients' TLS tests and TLS examples
+# call it. A second CA (RS_TLS_OTHER_DIR) gives them a certificate the server
+# must refuse and a CA that must not verify the server.
 #
 #   deploy/local/test-clients.sh python typescript java
 #
@@ -23,6 +27,34 @@ if "$RS_ROOT/deploy/local/servers.sh" status >/dev/null 2>&1; then was_running=1
 if [ "$was_running" = 0 ] && [ "${RS_KEEP_SERVERS:-0}" != 1 ]; then
   trap '"$RS_ROOT/deploy/local/servers.sh" stop' EXIT
 fi
+mkdir -p "$RS_STATE/clients" "$RS_STATE/logs"
+
+# The TLS results server: the local CA's server certificate, client
+# certificates required (--tls-client-auth) and verified by the CA; no HTTP
+# listener. Always this script's own (stopped at the end), whatever runs.
+: "${RS_TLS_DIR:=$RS_STATE/tls}"
+RS_TLS_OTHER_DIR=$RS_STATE/clients/tls-other
+RS_RESULTS_TLS_ADDR=127.0.0.1:${RS_RESULTS_TLS_PORT:-7111}
+export RS_TLS_DIR RS_TLS_OTHER_DIR RS_RESULTS_TLS_ADDR
+ensure_tls
+RS_TLS_DIR=$RS_TLS_OTHER_DIR ensure_tls
+tls_pid=$RS_STATE/clients/results-tls.pid
+tls_log=$RS_STATE/logs/results-tls.log
+mtls_healthy() {
+  "$RS_ROOT/bin/grpcurl" -max-time 2 -cacert "$RS_TLS_DIR/ca.pem" -cert "$RS_TLS_DIR/client.pem" \
+    -key "$RS_TLS_DIR/client-key.pem" "$RS_RESULTS_TLS_ADDR" grpc.health.v1.Health/Check 2>/dev/null | grep -q '"SERVING"'
+}
+stop_pid results-tls "$tls_pid"
+spawn_bg "$tls_log" "$RS_ROOT/bin/results" --grpc-addr="$RS_RESULTS_TLS_ADDR" --http-addr= \
+  --tls-cert-file="$RS_TLS_DIR/server.pem" --tls-key-file="$RS_TLS_DIR/server-key.pem" \
+  --tls-ca-file="$RS_TLS_DIR/ca.pem" --tls-client-auth
+echo "$SPAWNED_PID" >"$tls_pid"
+cleanup() {
+  stop_pid results-tls "$tls_pid"
+  if [ "$was_running" = 0 ] && [ "${RS_KEEP_SERVERS:-0}" != 1 ]; then "$RS_ROOT/deploy/local/servers.sh" stop; fi
+}
+trap cleanup EXIT
+wait_for results-tls 60 "$tls_log" mtls_healthy || die "the TLS results server did not become healthy"
 
 failed=()
 for lang in "$@"; do

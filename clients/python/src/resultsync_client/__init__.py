@@ -5,7 +5,9 @@ proto file: ``result_pb2`` messages, ``result_pb2_grpc`` stubs, ...). This
 module adds what every caller needs besides them:
 
 * :func:`connect` opens a channel that sends a bearer token with every call
-  (unary and streaming);
+  (unary and streaming), plaintext or over TLS;
+* :func:`tls_credentials` reads the PEM files of a private CA and, for
+  mutual TLS, of a client certificate into channel credentials;
 * :func:`version_conflict` decodes the ``fitness.v1.VersionConflict`` detail
   of an ABORTED error (a correction or deletion at a stale version);
 * :func:`details` returns every typed detail of an error's
@@ -42,6 +44,7 @@ from fitness.v1 import (
 __all__ = [
     "connect",
     "details",
+    "tls_credentials",
     "version_conflict",
     "ResultServiceStub",
     "OutboxServiceStub",
@@ -110,8 +113,9 @@ def connect(
     With ``token`` every call carries ``authorization: Bearer <token>``
     (the servers' tokens map to the viewer, operator and admin roles).
     Without ``credentials`` the channel is plaintext (the local stack);
-    pass ``grpc.ssl_channel_credentials()`` for TLS. The channel is a
-    context manager; close it when done.
+    pass :func:`tls_credentials` (a private CA, a client certificate) or
+    ``grpc.ssl_channel_credentials()`` (the system roots) for TLS. The
+    channel is a context manager; close it when done.
     """
     opts = list(options)
     if credentials is None:
@@ -121,6 +125,30 @@ def connect(
     if token is None:
         return channel
     return grpc.intercept_channel(channel, _BearerToken(token))
+
+
+def tls_credentials(
+    ca_file: Optional[str] = None,
+    cert_file: Optional[str] = None,
+    key_file: Optional[str] = None,
+) -> grpc.ChannelCredentials:
+    """TLS channel credentials from PEM files: ``ca_file`` holds the CA
+    certificates that verify the server (None: the system roots), and
+    ``cert_file`` with ``key_file`` the client certificate presented to a
+    server that requires one (mutual TLS, ``--tls-client-auth``). The files
+    are read once: a channel opened after a certificate is renewed uses the
+    new one."""
+    if (cert_file is None) != (key_file is None):
+        raise ValueError("cert_file and key_file go together (mutual TLS needs both)")
+
+    def read(path: Optional[str]) -> Optional[bytes]:
+        if path is None:
+            return None
+        with open(path, "rb") as f:
+            return f.read()
+
+    return grpc.ssl_channel_credentials(
+        root_certificates=read(ca_file), private_key=read(key_file), certificate_chain=read(cert_file))
 
 
 def details(err: grpc.RpcError, message_type: Type[M]) -> list[M]:
