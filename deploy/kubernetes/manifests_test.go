@@ -488,7 +488,8 @@ func checkServer(t *testing.T, m *manifests, d *appsv1.Deployment, load func([]s
 }
 
 // checkGatewayUpstreams requires every upstream address of the gateway to
-// name a Service port of the manifests, and the JSON API to be exposed.
+// name a port of a headless Service of the manifests, and the JSON API to be
+// exposed.
 func checkGatewayUpstreams(t *testing.T, m *manifests, env map[string]string, ports map[string]int32) {
 	for _, up := range []string{"RESULTS", "RELAY", "CONSUMER", "RECONCILE", "REPAIR"} {
 		addr := env["RS_"+up+"_ADDR"]
@@ -503,6 +504,12 @@ func checkGatewayUpstreams(t *testing.T, m *manifests, env map[string]string, po
 			for _, p := range s.Spec.Ports {
 				if s.Name == strings.Split(host, ".")[0] && p.Port == int32(n) {
 					found = true
+					// The gateway balances over the addresses the name
+					// resolves to: a virtual IP is one address.
+					if s.Spec.ClusterIP != corev1.ClusterIPNone {
+						t.Errorf("RS_%s_ADDR = %q: Service %s has clusterIP %q, want %q (headless: every ready pod's address)",
+							up, addr, s.Name, s.Spec.ClusterIP, corev1.ClusterIPNone)
+					}
 				}
 			}
 		}

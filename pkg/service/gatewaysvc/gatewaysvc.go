@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,11 +90,14 @@ func (c *Config) check(bool) error {
 	if _, err := logging.New(io.Discard, "gateway", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
+	if _, _, err := net.SplitHostPort(c.APIAddr); err != nil {
+		errs = append(errs, fmt.Errorf("api-addr %q: %w", c.APIAddr, err))
+	}
 	for _, a := range []struct{ name, addr string }{
-		{"api-addr", c.APIAddr}, {"results-addr", c.ResultsAddr}, {"relay-addr", c.RelayAddr},
+		{"results-addr", c.ResultsAddr}, {"relay-addr", c.RelayAddr},
 		{"consumer-addr", c.ConsumerAddr}, {"reconcile-addr", c.ReconcileAddr}, {"repair-addr", c.RepairAddr},
 	} {
-		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+		if _, err := backendTarget(a.addr); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.name, a.addr, err))
 		}
 	}
@@ -101,6 +105,57 @@ func (c *Config) check(bool) error {
 		errs = append(errs, errors.New("openapi-file must not be empty"))
 	}
 	return errors.Join(errs...)
+}
+
+// backendServiceConfig is the service configuration of every backend
+// connection: round_robin keeps a connection to every address the backend's
+// name resolves to and spreads the calls over those that are ready. gRPC's
+// default, pick_first, would send every call of the connection to one
+// address: behind a Kubernetes ClusterIP Service, one pod per gateway pod.
+const backendServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+
+// backendTarget is the gRPC target dialed for a backend address: host:port
+// is resolved by DNS (dns:///host:port), so every address of the name is a
+// backend, e.g. every ready pod behind a headless Service; a dns:// target
+// is taken as it is, to name the DNS server that resolves it
+// (dns://10.96.0.10:53/results:7101). Any other form is an error.
+func backendTarget(addr string) (string, error) {
+	hostPort := addr
+	if strings.Contains(addr, "://") {
+		u, err := url.Parse(addr)
+		if err != nil {
+			return "", fmt.Errorf("parsing gRPC target: %w", err)
+		}
+		if u.Scheme != "dns" {
+			return "", fmt.Errorf("scheme %q: want host:port or dns://[dns server]/host:port", u.Scheme)
+		}
+		hostPort = strings.TrimPrefix(u.Path, "/")
+	}
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return "", err
+	}
+	if host == "" || port == "" {
+		return "", errors.New("want host:port, both set")
+	}
+	if hostPort == addr {
+		return "dns:///" + addr, nil
+	}
+	return addr, nil
+}
+
+// dialBackend opens the gateway's one connection to a backend: lazily (it
+// connects on the first call or probe), resolved by DNS and balanced
+// round robin over every address of the name (backendServiceConfig). Service
+// configurations published in DNS TXT records are ignored: the balancing
+// policy is the gateway's, not the DNS zone's.
+func dialBackend(addr string, creds credentials.TransportCredentials) (*grpc.ClientConn, error) {
+	target, err := backendTarget(addr)
+	if err != nil {
+		return nil, err
+	}
+	return grpc.NewClient(target, grpc.WithTransportCredentials(creds),
+		grpc.WithDisableServiceConfig(), grpc.WithDefaultServiceConfig(backendServiceConfig))
 }
 
 // backend is one gRPC service the gateway forwards to.
@@ -158,7 +213,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		{"reconcile", cfg.ReconcileAddr, fitnessv1.RegisterReconcileServiceHandler},
 		{"repair", cfg.RepairAddr, fitnessv1.RegisterRepairServiceHandler},
 	} {
-		conn, err := grpc.NewClient(b.addr, grpc.WithTransportCredentials(creds))
+		conn, err := dialBackend(b.addr, creds)
 		if err != nil {
 			return nil, fmt.Errorf("dialing %s at %s: %w", b.name, b.addr, err)
 		}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,9 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
-	"github.com/resultsync/resultsync/pkg/storage/schema"
 	"github.com/resultsync/resultsync/pkg/testkit/configtest"
-	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 	"github.com/resultsync/resultsync/pkg/testkit/tlstest"
 )
@@ -34,10 +31,7 @@ import (
 // requires the gateway's client certificate. A plaintext gRPC client of the
 // results server is refused.
 func TestCorrectionThroughTheGatewayOverMutualTLS(t *testing.T) {
-	var shards []string
-	for _, id := range []string{"shard-0", "shard-1"} {
-		shards = append(shards, id+"="+infratest.NewMySQLDatabase(t, schema.Shard).DSN)
-	}
+	shards := twoShards(t)
 	dir := t.TempDir()
 	ca := tlstest.NewCA(t, dir, "ca")
 	resultsCert := ca.Issue(t, dir, "results", tlstest.Options{})
@@ -46,7 +40,7 @@ func TestCorrectionThroughTheGatewayOverMutualTLS(t *testing.T) {
 
 	configtest.ClearEnv(t)
 	rcfg, err := resultssvc.Load([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=1s",
-		"--shards=" + strings.Join(shards, ","), "--tls-cert-file=" + resultsCert.CertFile, "--tls-key-file=" + resultsCert.KeyFile,
+		"--shards=" + shards, "--tls-cert-file=" + resultsCert.CertFile, "--tls-key-file=" + resultsCert.KeyFile,
 		"--tls-ca-file=" + ca.File, "--tls-client-auth"})
 	if err != nil {
 		t.Fatal(err)
