@@ -5,8 +5,11 @@ SHELL := /bin/bash
 GO        ?= go
 BIN       := $(CURDIR)/bin
 SERVICES  := results relay consumer reconcile repair gateway migrate
-# buf breaking compares the contracts with this git reference.
-BREAKING_AGAINST ?= .git\#branch=main
+# buf breaking (FILE rules) compares the contracts with the last release: the
+# newest buf image in proto/releases (written by `make release-contracts`), so
+# a fresh clone without tags checks against what users have.
+LAST_RELEASE_IMAGE := $(shell ls proto/releases/fitness-v*.binpb 2>/dev/null | sort -V | tail -1)
+BREAKING_AGAINST ?= $(LAST_RELEASE_IMAGE)
 GOTEST_FLAGS ?= -race -shuffle=on -count=1 -timeout=30m
 # The local stack's settings (ports, DSNs) with MySQL as the main engine, for `make test`.
 LOCAL_ENV := set -euo pipefail; export RS_MYSQL_ENGINE=mysql; . deploy/local/env.sh
@@ -57,14 +60,21 @@ check-generate: generate ## Fail when gen/ or any client's generated code is sta
 .PHONY: lint
 lint: $(BIN)/buf $(BIN)/golangci-lint ## buf lint + buf breaking + gofmt + go vet + golangci-lint (.golangci.yml).
 	$(BIN)/buf lint
-	@if git rev-parse -q --verify main >/dev/null && git cat-file -e main:proto/fitness/v1 2>/dev/null; then \
-		echo "buf breaking --against $(BREAKING_AGAINST)"; \
-		$(BIN)/buf breaking --against '$(BREAKING_AGAINST)'; \
-	else echo "buf breaking: no contracts on main yet"; fi
+	@if [ -z '$(BREAKING_AGAINST)' ]; then echo "buf breaking: no release in proto/releases to compare with" >&2; exit 1; fi
+	@echo "buf breaking --against $(BREAKING_AGAINST)"
+	$(BIN)/buf breaking --against '$(BREAKING_AGAINST)'
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 		if [ -n "$$out" ]; then echo "gofmt needed: $$out" >&2; exit 1; fi
 	$(GO) vet ./...
 	$(BIN)/golangci-lint run ./...
+
+.PHONY: release-contracts
+release-contracts: $(BIN)/buf ## Record the contracts of release RELEASE (e.g. RELEASE=v0.2.0) as proto/releases/fitness-RELEASE.binpb, the base of buf breaking; then add its CHANGELOG.md section and tag it.
+	@case '$(RELEASE)' in v[0-9]*.[0-9]*.[0-9]*) ;; *) echo "RELEASE=vMAJOR.MINOR.PATCH is required (got '$(RELEASE)')" >&2; exit 2;; esac
+	@if [ -e proto/releases/fitness-$(RELEASE).binpb ]; then echo "proto/releases/fitness-$(RELEASE).binpb exists: a release's contracts never change" >&2; exit 1; fi
+	@grep -q '^## \[$(RELEASE:v%=%)\]' CHANGELOG.md || { echo "CHANGELOG.md has no '## [$(RELEASE:v%=%)]' section" >&2; exit 1; }
+	$(BIN)/buf build --exclude-source-info -o proto/releases/fitness-$(RELEASE).binpb
+	@echo "now: git add proto/releases/fitness-$(RELEASE).binpb CHANGELOG.md && git commit && git tag -a $(RELEASE) -m 'resultsync $(RELEASE)'"
 
 .PHONY: check-alerts
 check-alerts: ## Check the Prometheus rules and config, and run the rule tests (promtool from Debian's package).
@@ -143,8 +153,8 @@ chaos: build ## Chaos soak: the platform's servers under CHAOS_DURATION (3m) of 
 	$(LOCAL_ENV); $(GO) run ./test/chaos -duration $(CHAOS_DURATION) -seed $(CHAOS_SEED)
 
 .PHONY: test-chaos-short
-test-chaos-short: build ## A one-minute chaos pass (one broker and one ClickHouse restart at most), as make test runs it.
-	$(LOCAL_ENV); $(GO) run ./test/chaos -duration 1m -seed $(CHAOS_SEED) -broker-restarts 1 -clickhouse-restarts 1
+test-chaos-short: build ## A one-minute chaos pass (one broker and one ClickHouse restart, one kill -9 of each engine at most), as make test runs it.
+	$(LOCAL_ENV); $(GO) run ./test/chaos -duration 1m -seed $(CHAOS_SEED) -broker-restarts 1 -clickhouse-restarts 1 -engine-crashes 1
 
 .PHONY: test-outage
 test-outage: ## Stop and restart the local Pulsar under running servers (stops the shared broker: never alongside other tests).
