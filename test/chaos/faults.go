@@ -7,10 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -36,6 +39,10 @@ type chaos struct {
 	breaks   int
 	maxCH    int // ClickHouse restarts at most
 	chBreaks int
+	// Engine crashes (kill -9, then a start that recovers): at most maxCrash
+	// of each engine, counted in crashes by script.
+	maxCrash int
+	crashes  map[string]int
 
 	mu         sync.Mutex // counts, total, breaks, chBreaks, restarting, the journal
 	counts     map[string]int
@@ -132,6 +139,17 @@ func faults() []fault {
 		{"Pulsar broker restart", 1, func(ctx context.Context, c *chaos, _ *rand.Rand) string {
 			return c.restartInBackground(ctx, "pulsar.sh", "pulsar standalone", &c.breaks, c.maxBreak)
 		}},
+		// The engines crash mid-load: SIGKILL, no shutdown of any kind
+		// (MySQL recovers from its redo log at the next start, ClickHouse
+		// drops what it had not committed as a part). The MySQL server holds
+		// both shards and the control database here, so every server loses
+		// its databases at once.
+		{"kill -9 MySQL server", 1, func(ctx context.Context, c *chaos, _ *rand.Rand) string {
+			return c.crashInBackground(ctx, mysqlEngine())
+		}},
+		{"kill -9 ClickHouse server", 1, func(ctx context.Context, c *chaos, _ *rand.Rand) string {
+			return c.crashInBackground(ctx, clickhouseEngine())
+		}},
 		// A reconciliation of a campaign while all this happens; what it
 		// finds is repaired (replays of existing versions: harmless if the
 		// finding was the moment's lag).
@@ -168,6 +186,122 @@ func (c *chaos) restartInBackground(ctx context.Context, script string, target s
 		c.mu.Unlock()
 	})
 	return target
+}
+
+// engine is a shared server of deploy/local the schedule crashes.
+type engine struct {
+	script  string // deploy/local script that starts it
+	target  string // its name in the journal
+	pidFile string
+}
+
+func mysqlEngine() engine {
+	state := envOr("RS_STATE", ".local")
+	if envOr("RS_MYSQL_ENGINE", "mysql") == "mariadb" {
+		return engine{"mariadb.sh", "mariadbd", filepath.Join(state, "mariadb", "mariadb.pid")}
+	}
+	return engine{"mysql.sh", "mysqld", filepath.Join(state, "mysql", "mysql.pid")}
+}
+
+func clickhouseEngine() engine {
+	return engine{"clickhouse.sh", "clickhouse-server", filepath.Join(envOr("RS_STATE", ".local"), "clickhouse", "clickhouse-server.pid")}
+}
+
+// crashInBackground kills e with SIGKILL, waits for the process to be gone,
+// and starts it again with its deploy/local script (which waits until it
+// answers), in the background, at most maxCrash times per engine and never
+// while the same server is being restarted; "" when not injected.
+func (c *chaos) crashInBackground(ctx context.Context, e engine) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.crashes[e.script] >= c.maxCrash || c.restarting[e.script] {
+		return ""
+	}
+	pid, err := readPid(e.pidFile)
+	if err != nil {
+		c.log.Error("not crashing", "server", e.target, "err", err)
+		return ""
+	}
+	c.crashes[e.script]++
+	c.restarting[e.script] = true
+	start := time.Now()
+	c.restarts.Go(func() {
+		if err := killAndWait(pid, 30*time.Second); err != nil {
+			c.log.Error("killing", "server", e.target, "pid", pid, "err", err)
+		}
+		// The start is retried: a port may stay taken for a moment after
+		// the process is gone.
+		for attempt := 1; ; attempt++ {
+			err := runScript(ctx, e.script, "start")
+			if err == nil {
+				break
+			}
+			c.log.Error("starting after the crash", "server", e.target, "attempt", attempt, "err", err)
+			if attempt == 5 {
+				break
+			}
+			time.Sleep(2 * time.Second)
+		}
+		c.mu.Lock()
+		c.restarting[e.script] = false
+		fmt.Fprintf(c.journal, "%28s %s (pid %d, killed) back after %.1fs\n", "", e.target, pid, time.Since(start).Seconds())
+		c.mu.Unlock()
+	})
+	return fmt.Sprintf("%s (pid %d)", e.target, pid)
+}
+
+// readPid reads a server's pid file and checks that the process is alive.
+func readPid(path string) (int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("reading pid file: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 1 {
+		return 0, fmt.Errorf("pid file %s: %q is not a pid", path, strings.TrimSpace(string(b)))
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return 0, fmt.Errorf("pid %d of %s: %w", pid, path, err)
+	}
+	return pid, nil
+}
+
+// alive reports whether pid is a process that may still hold its ports and
+// files. A killed server whose parent is not this process stays a zombie
+// until something reaps it; it counts as gone once its other threads have
+// exited too (they outlive the zombie leader for a moment, holding the
+// listening sockets).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 || i+2 >= len(b) || b[i+2] != 'Z' {
+		return true
+	}
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err == nil && len(tasks) > 1
+}
+
+// killAndWait sends SIGKILL to pid and waits, up to timeout, until the
+// process is gone.
+func killAndWait(pid int, timeout time.Duration) error {
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("SIGKILL: %w", err)
+	}
+	deadline := time.Now().Add(timeout)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pid %d still alive %s after SIGKILL", pid, timeout)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
 }
 
 // schedule injects faults every `every` (±50%) until ctx ends.

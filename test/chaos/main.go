@@ -67,6 +67,7 @@ func run() error {
 	writers := flag.Int("writers", 8, "concurrent writers")
 	brokerRestarts := flag.Int("broker-restarts", 2, "Pulsar broker restarts at most (0: none; they stop the shared broker)")
 	chRestarts := flag.Int("clickhouse-restarts", 4, "ClickHouse server restarts at most (0: none; they stop the shared server)")
+	engineCrashes := flag.Int("engine-crashes", 2, "kill -9 of the shared MySQL server and of the shared ClickHouse server, at most this many of each (0: none)")
 	converge := flag.Duration("converge-timeout", 3*time.Minute, "longest wait for the projection to converge after the last fault")
 	flag.Parse()
 
@@ -114,7 +115,7 @@ func run() error {
 		return err
 	}
 	defer journal.Close()
-	c := &chaos{s: s, log: log, journal: journal, maxBreak: *brokerRestarts, maxCH: *chRestarts, counts: map[string]int{}, restarting: map[string]bool{},
+	c := &chaos{s: s, log: log, journal: journal, maxBreak: *brokerRestarts, maxCH: *chRestarts, maxCrash: *engineCrashes, crashes: map[string]int{}, counts: map[string]int{}, restarting: map[string]bool{},
 		rec: fitnessv1.NewReconcileServiceClient(recConn), rep: fitnessv1.NewRepairServiceClient(repConn), campaigns: campaigns}
 
 	stop, giveUp := make(chan struct{}), make(chan struct{})
