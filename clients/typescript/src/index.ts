@@ -6,7 +6,9 @@
  * transport)`) over the gRPC protocol the servers speak. This module adds:
  *
  * - {@link transport}: a gRPC transport (HTTP/2, plaintext unless the URL is
- *   https) whose every call carries `authorization: Bearer <token>`;
+ *   https) whose every call carries `authorization: Bearer <token>`, over
+ *   TLS with a private CA and a client certificate (mutual TLS) when given
+ *   {@link TlsFiles};
  * - {@link bearer}: that interceptor, for a transport of your own;
  * - {@link versionConflict}: the typed `VersionConflict` detail of an
  *   ABORTED correction or deletion.
@@ -14,6 +16,7 @@
 import type { Client, Interceptor, Transport } from "@connectrpc/connect";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { readFileSync } from "node:fs";
 
 import { ReconcileService } from "./gen/fitness/v1/reconcile_pb.js";
 import { RepairService } from "./gen/fitness/v1/repair_pb.js";
@@ -41,16 +44,44 @@ export interface TransportOptions {
   token?: string;
   /** More interceptors, run after the token's. */
   interceptors?: Interceptor[];
+  /** TLS settings of an https:// URL (none: the system roots, no client certificate). */
+  tls?: TlsFiles;
+}
+
+/**
+ * The PEM files of a TLS connection, read when the transport is made (a
+ * transport made after a certificate is renewed uses the new one).
+ */
+export interface TlsFiles {
+  /** CA certificates that verify the server (a private CA; none: the system roots). */
+  caFile?: string;
+  /** The client certificate presented to a server that requires one (mutual TLS), with keyFile. */
+  certFile?: string;
+  /** The private key of certFile. */
+  keyFile?: string;
 }
 
 /**
  * A gRPC transport to one resultsync server, e.g.
  * `transport("http://127.0.0.1:7101", { token: "dev-operator" })`.
- * http:// is plaintext HTTP/2 (h2c, the local stack); https:// is TLS.
+ * http:// is plaintext HTTP/2 (h2c, the local stack); https:// is TLS, with
+ * `tls` naming a private CA and a client certificate.
  */
 export function transport(baseUrl: string, opts: TransportOptions = {}): Transport {
   const interceptors = [...(opts.token ? [bearer(opts.token)] : []), ...(opts.interceptors ?? [])];
-  return createGrpcTransport({ baseUrl, interceptors });
+  const tls = opts.tls;
+  if (tls === undefined) {
+    return createGrpcTransport({ baseUrl, interceptors });
+  }
+  if (!baseUrl.startsWith("https://")) {
+    throw new Error(`TLS settings need an https:// URL, not ${baseUrl}`);
+  }
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
+    throw new Error("certFile and keyFile go together (mutual TLS needs both)");
+  }
+  const read = (f?: string) => (f === undefined ? undefined : readFileSync(f));
+  const nodeOptions = { ca: read(tls.caFile), cert: read(tls.certFile), key: read(tls.keyFile) };
+  return createGrpcTransport({ baseUrl, interceptors, nodeOptions });
 }
 
 /** The three services other platform services call most, on one transport each. */
