@@ -6,6 +6,7 @@ package contract
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -199,5 +200,80 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The gateway's OpenAPI document (gen/openapiv2, from
+// proto/fitness/v1/openapi.yaml) names the API and its version, declares the
+// bearer token every route needs, and marks the fields callers must send;
+// every required name is a property of its definition (a misspelt one in
+// openapi.yaml would be silently useless).
+func TestOpenAPIDocumentDescribesTheAPI(t *testing.T) {
+	root, err := infratest.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "gen", "openapiv2", "resultsync.swagger.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Info struct {
+			Title, Version string
+		}
+		SecurityDefinitions map[string]struct {
+			Type, Name, In string
+		}
+		Security    []map[string][]string
+		Definitions map[string]struct {
+			Required   []string
+			Properties map[string]json.RawMessage
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Info.Title != "resultsync fitness.v1 API" || doc.Info.Version != "v1" {
+		t.Errorf("info = %+v; want title %q, version v1", doc.Info, "resultsync fitness.v1 API")
+	}
+	if sd := doc.SecurityDefinitions["bearer"]; sd.Type != "apiKey" || sd.In != "header" || sd.Name != "Authorization" {
+		t.Errorf("securityDefinitions.bearer = %+v; want an Authorization header", sd)
+	}
+	if len(doc.Security) != 1 || doc.Security[0]["bearer"] == nil {
+		t.Errorf("security = %v; want bearer on every operation", doc.Security)
+	}
+	want := map[string][]string{
+		"v1RecordResultRequest":           {"requestId", "dataId", "detectId", "userId", "projectId", "schoolId", "grade", "result", "unit"},
+		"ResultServiceCorrectResultBody":  {"requestId", "expectedVersion", "result", "unit"},
+		"v1StartReconciliationRunRequest": {"scope", "depth"},
+		"v1ReconcileScope":                {"detectId"},
+		"v1CreateRepairRequest":           {"reason", "requestId"},
+	}
+	for name, fields := range want {
+		if got := doc.Definitions[name].Required; !slices.Equal(got, fields) {
+			t.Errorf("%s required = %v; want %v", name, got, fields)
+		}
+	}
+	for name, d := range doc.Definitions {
+		for _, f := range d.Required {
+			if _, ok := d.Properties[f]; !ok {
+				t.Errorf("%s requires %q, which is not one of its properties", name, f)
+			}
+		}
+	}
+	// Every file carries the document's options: the merged document takes
+	// its info from whichever file the generator reads first.
+	cfg, err := os.ReadFile(filepath.Join(root, "proto", "fitness", "v1", "openapi.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	protos, err := filepath.Glob(filepath.Join(root, "proto", "fitness", "v1", "*.proto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range protos {
+		if f := "fitness/v1/" + filepath.Base(p); !bytes.Contains(cfg, []byte("- file: "+f+"\n")) {
+			t.Errorf("proto/fitness/v1/openapi.yaml has no file option for %s", f)
+		}
 	}
 }
