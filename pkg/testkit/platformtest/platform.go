@@ -4,21 +4,26 @@
 // NewWith, a control database, a ClickHouse projection) and a fresh Pulsar
 // topic (partitioned on demand), and offers the write,
 // read and wait helpers the end-to-end tests share (test/repair,
-// test/gateway, test/rpcfuzz).
+// test/gateway, test/rpcfuzz). With Options.TLS every hop runs over TLS
+// from the local CA (test/tls).
 package platformtest
 
 import (
 	"context"
+	"crypto/tls"
 	"database/sql"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -27,12 +32,14 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/consumer"
 	"github.com/resultsync/resultsync/pkg/model/shard"
 	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/service/consumersvc"
 	"github.com/resultsync/resultsync/pkg/service/reconcilesvc"
 	"github.com/resultsync/resultsync/pkg/service/relaysvc"
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
 	"github.com/resultsync/resultsync/pkg/storage/chstore"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 	"github.com/resultsync/resultsync/pkg/storage/schema"
 	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 	"github.com/resultsync/resultsync/pkg/testkit/servertest"
@@ -72,7 +79,11 @@ type Platform struct {
 	StopConsumer func()
 	StopRepair   func()
 
-	jwt *signing
+	// CA is the local CA every hop runs TLS from (Options.TLS; nil without).
+	CA *infratest.LocalCA
+
+	jwt       *signing
+	clientTLS *tls.Config // the servers' callers' TLS (with CA)
 }
 
 // New starts the platform (two shards, one consumer); it stops when the
@@ -90,6 +101,16 @@ type Options struct {
 	// NoConsumer leaves the consumer to the test (StartConsumer, or
 	// instances of its own on Topic); StopConsumer is then a no-op.
 	NoConsumer bool
+	// TLS runs every hop over TLS from the local CA (infratest.EngineTLS:
+	// engines without TLS fail or skip the test): each server serves mutual
+	// TLS (its gRPC requires a client certificate of the CA; Dial presents
+	// the local client certificate), the servers reach MySQL with
+	// tls=resultsync, ClickHouse on its secure native port and Pulsar over
+	// pulsar+ssl://, each verified with the CA and presenting the client
+	// certificate, and GatewayArgs make the gateway serve HTTPS and dial the
+	// backends over mutual TLS. The test's own connections (ShardDBs,
+	// Control, CH) stay as they are: they observe, they are not a hop.
+	TLS bool
 }
 
 // NewWith starts the platform shaped by o; it stops when the test ends.
@@ -98,6 +119,15 @@ func NewWith(t *testing.T, o Options) *Platform {
 	p := &Platform{t: t, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), StopConsumer: func() {}, jwt: newSigning(t)}
 	if testing.Verbose() {
 		p.Log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	if o.TLS {
+		ca := infratest.EngineTLS(t)
+		p.CA = &ca
+		c, err := tlsconfig.Client(p.Log, tlsconfig.Files{CAFile: ca.CAFile, CertFile: ca.ClientCert, KeyFile: ca.ClientKey}, "platform")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.clientTLS = c
 	}
 	for i := range max(o.Shards, 2) {
 		db := infratest.NewMySQLDatabase(t, schema.Shard)
@@ -121,8 +151,8 @@ func NewWith(t *testing.T, o Options) *Platform {
 	})
 	p.Results = fitnessv1.NewResultServiceClient(p.Dial(p.ResultsAddr))
 	p.RelayAddr = Serve(t, "relay", func(ctx context.Context) (servertest.Runner, error) {
-		cfg, err := relaysvc.Load(p.Args("--control-dsn="+p.Control.DSN, "--pulsar-url="+infratest.PulsarURL(), "--topic="+p.Topic,
-			"--poll-interval=20ms"))
+		cfg, err := relaysvc.Load(p.Args(append(p.PulsarArgs(), "--control-dsn="+p.ControlDSN(), "--topic="+p.Topic,
+			"--poll-interval=20ms")...))
 		if err != nil {
 			return nil, err
 		}
@@ -132,8 +162,8 @@ func NewWith(t *testing.T, o Options) *Platform {
 		p.StartConsumer(0)
 	}
 	p.ReconcileAddr = Serve(t, "reconcile", func(ctx context.Context) (servertest.Runner, error) {
-		cfg, err := reconcilesvc.Load(p.Args("--control-dsn="+p.Control.DSN, "--clickhouse-addr="+infratest.ClickHouseAddr(),
-			"--clickhouse-database="+p.CH.Name, "--grace=300ms", "--catch-up-wait=300ms"))
+		cfg, err := reconcilesvc.Load(p.Args(append(p.ClickHouseArgs(), "--control-dsn="+p.ControlDSN(),
+			"--grace=300ms", "--catch-up-wait=300ms")...))
 		if err != nil {
 			return nil, err
 		}
@@ -144,29 +174,91 @@ func NewWith(t *testing.T, o Options) *Platform {
 	return p
 }
 
-// Args are the settings every server shares, then extra.
+// Args are the settings every server with the shard map shares (with
+// Options.TLS: serving mutual TLS, and MySQL over TLS), then extra.
 func (p *Platform) Args(extra ...string) []string {
 	var shards []string
 	for _, s := range p.Shards.Shards {
-		shards = append(shards, s.ID+"="+s.DSN)
+		shards = append(shards, s.ID+"="+p.dsn(s.DSN))
 	}
-	return append(append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
-		"--shards=" + strings.Join(shards, ",")}, p.jwt.authArgs()...), extra...)
+	args := append(p.serverArgs(), "--shards="+strings.Join(shards, ","))
+	if p.CA != nil {
+		args = append(args, "--mysql-tls-ca-file="+p.CA.CAFile, "--mysql-tls-cert-file="+p.CA.ClientCert, "--mysql-tls-key-file="+p.CA.ClientKey)
+	}
+	return append(args, extra...)
+}
+
+// serverArgs are the settings of every server: loopback gRPC, no metrics
+// listener, the static tokens and signing key, and (Options.TLS) serving
+// mutual TLS with the local CA's server certificate.
+func (p *Platform) serverArgs() []string {
+	args := append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens},
+		p.jwt.authArgs()...)
+	if p.CA != nil {
+		args = append(args, "--tls-cert-file="+p.CA.ServerCert, "--tls-key-file="+p.CA.ServerKey, "--tls-ca-file="+p.CA.CAFile, "--tls-client-auth")
+	}
+	return args
+}
+
+// dsn is a MySQL DSN of the servers: with Options.TLS it selects
+// tls=resultsync (the CA verifies the server, the client certificate is
+// presented).
+func (p *Platform) dsn(dsn string) string {
+	if p.CA == nil {
+		return dsn
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	cfg.TLSConfig = mysqldb.TLSConfigName
+	return cfg.FormatDSN()
+}
+
+// ControlDSN is the control database's DSN as the servers get it (with
+// Options.TLS: over TLS).
+func (p *Platform) ControlDSN() string { return p.dsn(p.Control.DSN) }
+
+// ClickHouseArgs are the servers' settings of the platform's projection
+// database: the native address, or (Options.TLS) the secure native port
+// with the CA and the client certificate.
+func (p *Platform) ClickHouseArgs() []string {
+	if p.CA == nil {
+		return []string{"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + p.CH.Name}
+	}
+	return []string{"--clickhouse-addr=" + infratest.ClickHouseSecureAddr(), "--clickhouse-database=" + p.CH.Name,
+		"--clickhouse-tls-ca-file=" + p.CA.CAFile, "--clickhouse-tls-cert-file=" + p.CA.ClientCert, "--clickhouse-tls-key-file=" + p.CA.ClientKey}
+}
+
+// PulsarArgs are the servers' broker settings: pulsar://, or (Options.TLS)
+// pulsar+ssl:// with the CA and the client certificate (TLS
+// authentication).
+func (p *Platform) PulsarArgs() []string {
+	if p.CA == nil {
+		return []string{"--pulsar-url=" + infratest.PulsarURL()}
+	}
+	return []string{"--pulsar-url=" + infratest.PulsarTLSURL(), "--pulsar-tls-ca-file=" + p.CA.CAFile,
+		"--pulsar-tls-cert-file=" + p.CA.ClientCert, "--pulsar-tls-key-file=" + p.CA.ClientKey}
 }
 
 // GatewayArgs are the gateway's settings: the servers' authentication
-// (their static tokens and signing key) and extra, without the shard map.
+// (their static tokens and signing key) and extra, without the shard map;
+// with Options.TLS it serves gRPC and its JSON API over mutual TLS and
+// dials the backends over mutual TLS with the server certificate.
 func (p *Platform) GatewayArgs(extra ...string) []string {
-	return append(append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens},
-		p.jwt.authArgs()...), extra...)
+	args := p.serverArgs()
+	if p.CA != nil {
+		args = append(args, "--backend-tls-ca-file="+p.CA.CAFile, "--backend-tls-cert-file="+p.CA.ServerCert, "--backend-tls-key-file="+p.CA.ServerKey)
+	}
+	return append(args, extra...)
 }
 
 // RepairArgs are the repair server's settings: short polls, lease and
 // verification poll, so that the tests run in seconds.
 func (p *Platform) RepairArgs(extra ...string) []string {
-	return p.Args(append([]string{"--control-dsn=" + p.Control.DSN, "--clickhouse-addr=" + infratest.ClickHouseAddr(),
-		"--clickhouse-database=" + p.CH.Name, "--poll=100ms", "--lease=1s", "--verify-poll=200ms", "--verify-timeout=60s",
-		"--retry-backoff=50ms", "--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic}, extra...)...)
+	args := append(append(p.ClickHouseArgs(), p.PulsarArgs()...), "--control-dsn="+p.ControlDSN(), "--poll=100ms", "--lease=1s",
+		"--verify-poll=200ms", "--verify-timeout=60s", "--retry-backoff=50ms", "--topic="+p.Topic)
+	return p.Args(append(args, extra...)...)
 }
 
 // StartRepair starts the repair server in the test process (the kill -9
@@ -197,9 +289,9 @@ func (p *Platform) StartConsumer(epoch uint16) {
 func (p *Platform) RunConsumer(hooks consumer.Hooks, extra ...string) (stop func()) {
 	t := p.t
 	t.Helper()
-	args := append(append([]string{"--profile=local", "--grpc-addr=127.0.0.1:0", "--http-addr=", "--shutdown-grace=2s", "--auth-tokens=" + Tokens,
-		"--pulsar-url=" + infratest.PulsarURL(), "--topic=" + p.Topic, "--dead-letter-topic=" + p.Topic + "-DLQ",
-		"--clickhouse-addr=" + infratest.ClickHouseAddr(), "--clickhouse-database=" + p.CH.Name}, p.jwt.authArgs()...), extra...)
+	args := append(append(append(p.serverArgs(), p.PulsarArgs()...), p.ClickHouseArgs()...),
+		"--topic="+p.Topic, "--dead-letter-topic="+p.Topic+"-DLQ")
+	args = append(args, extra...)
 	addr, stop := ServeStoppable(t, "consumer", func(ctx context.Context) (servertest.Runner, error) {
 		cfg, err := consumersvc.Load(args)
 		if err != nil {
@@ -224,14 +316,31 @@ func (p *Platform) RunConsumer(hooks consumer.Hooks, extra ...string) (stop func
 	}
 }
 
-// Dial connects to a server until the test ends.
+// Dial connects to a server until the test ends (with Options.TLS over
+// mutual TLS: the CA verifies the server, the local client certificate is
+// presented).
 func (p *Platform) Dial(addr string) *grpc.ClientConn {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if p.clientTLS != nil {
+		creds = credentials.NewTLS(p.clientTLS.Clone())
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		p.t.Fatal(err)
 	}
 	p.t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// HTTPClient is a client of the gateway's JSON API: HTTPS with the local
+// client certificate under Options.TLS, plain HTTP otherwise.
+func (p *Platform) HTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if p.clientTLS != nil {
+		tr.TLSClientConfig = p.clientTLS.Clone()
+	}
+	p.t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
 }
 
 // As returns a context carrying the caller's bearer token (bounded to 30 s).

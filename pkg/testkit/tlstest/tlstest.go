@@ -135,3 +135,39 @@ func writePEM(t testing.TB, file, typ string, der []byte) {
 		t.Fatal(err)
 	}
 }
+
+// LoadCA is the CA of certFile and keyFile (PEM; the key PKCS#8 or SEC 1
+// EC, as openssl writes them), e.g. deploy/local/tls.sh's local CA, so a
+// test can issue certificates the local servers trust: an expired one, one
+// for another name.
+func LoadCA(t testing.TB, certFile, keyFile string) *CA {
+	t.Helper()
+	block := func(file string) *pem.Block {
+		t.Helper()
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := pem.Decode(raw)
+		if b == nil {
+			t.Fatalf("%s holds no PEM block", file)
+		}
+		return b
+	}
+	cert, err := x509.ParseCertificate(block(certFile).Bytes)
+	if err != nil {
+		t.Fatalf("CA certificate %s: %v", certFile, err)
+	}
+	kb := block(keyFile)
+	var key *ecdsa.PrivateKey
+	if k, err := x509.ParsePKCS8PrivateKey(kb.Bytes); err == nil {
+		ek, ok := k.(*ecdsa.PrivateKey)
+		if !ok {
+			t.Fatalf("CA key %s is a %T, not an EC key", keyFile, k)
+		}
+		key = ek
+	} else if key, err = x509.ParseECPrivateKey(kb.Bytes); err != nil {
+		t.Fatalf("CA key %s: %v", keyFile, err)
+	}
+	return &CA{Cert: cert, key: key, File: certFile}
+}
