@@ -39,14 +39,22 @@ type DeadLetterer interface {
 
 // Config tunes a consumer. A batch is cut when it holds BatchSize messages
 // or BatchBytes of payload, or BatchWait after its first message arrived,
-// whichever comes first.
+// or, while no insert is in flight, as soon as MinInsertGap has passed since
+// the previous cut: whichever comes first. So a quiet consumer writes an
+// event at once, and a busy one gathers what arrives during an insert into
+// the next (group commit), creating at most one ClickHouse part per
+// MinInsertGap from early cuts.
 type Config struct {
 	BatchSize  int           // messages per insert at most
 	BatchBytes int           // payload bytes per insert at most (a single larger message is a batch of its own)
 	BatchWait  time.Duration // longest wait before a partial batch is written
-	Epoch      uint16        // transformation epoch written with every row
-	RetryBase  time.Duration // first wait after a failed insert
-	RetryMax   time.Duration // longest wait between insert attempts
+	// MinInsertGap is the shortest time between two cuts made because the
+	// writer was idle (0: cut the moment the writer is idle; BatchWait or
+	// more: never cut early).
+	MinInsertGap time.Duration
+	Epoch        uint16        // transformation epoch written with every row
+	RetryBase    time.Duration // first wait after a failed insert
+	RetryMax     time.Duration // longest wait between insert attempts
 	// EpochCheck is how long a read epoch floor is trusted before it is read
 	// again (0: DefaultEpochCheck).
 	EpochCheck time.Duration
@@ -58,8 +66,12 @@ const DefaultEpochCheck = 5 * time.Second
 // DefaultConfig is a sane default.
 func DefaultConfig() Config {
 	return Config{BatchSize: DefaultBatchSize, BatchBytes: DefaultBatchBytes, BatchWait: 200 * time.Millisecond,
-		RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second}
+		MinInsertGap: DefaultMinInsertGap, RetryBase: 200 * time.Millisecond, RetryMax: 10 * time.Second}
 }
+
+// DefaultMinInsertGap bounds the inserts cut early (the writer idle) to 20
+// a second per consumer.
+const DefaultMinInsertGap = 50 * time.Millisecond
 
 // DefaultBatchSize and DefaultBatchBytes bound a batch by default.
 const (
@@ -71,6 +83,9 @@ const (
 func (c Config) Validate() error {
 	if c.BatchSize < 1 || c.BatchBytes < 1 || c.BatchWait <= 0 || c.RetryBase <= 0 || c.RetryMax < c.RetryBase || c.EpochCheck < 0 {
 		return fmt.Errorf("consumer config: need batch size >= 1, batch bytes >= 1, batch wait > 0, 0 < retry base <= retry max, epoch check >= 0 (got %+v)", c)
+	}
+	if c.MinInsertGap < 0 {
+		return fmt.Errorf("consumer config: min insert gap %s must not be negative", c.MinInsertGap)
 	}
 	return nil
 }
@@ -248,8 +263,10 @@ func (c *Consumer) appliedPositions(b *batch) []chstore.AppliedPosition {
 //   - receiving (this goroutine): messages are received, decoded and
 //     validated into the current batch, which is cut when it holds
 //     cfg.BatchSize messages, before a message would take its payload above
-//     cfg.BatchBytes (a larger message is a batch of its own), or
-//     cfg.BatchWait after its first message;
+//     cfg.BatchBytes (a larger message is a batch of its own),
+//     cfg.BatchWait after its first message, or as soon as no insert is in
+//     flight (none being written, none waiting) and cfg.MinInsertGap has
+//     passed since the previous cut;
 //   - writing: a second goroutine inserts each batch (one synchronous
 //     insert, retried with backoff while it fails) while the next batch is
 //     being received; at most one cut batch waits for it, so memory stays
@@ -278,9 +295,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.log.Warn("epoch floor unreadable at start; checked again before every insert", "err", err)
 	}
 	toWrite := make(chan *batch, 1) // a cut batch waiting for the writer
-	toAck := make(chan *batch, 1)   // a written batch waiting for the acker
-	failed := make(chan struct{})   // closed when the writer stops for good
-	var writeErr error              // set before failed is closed
+	// The writer says when it is done with a batch (written or not); at
+	// most two are in flight (one written, one waiting), so it never blocks.
+	wrote := make(chan struct{}, 2)
+	toAck := make(chan *batch, 1) // a written batch waiting for the acker
+	failed := make(chan struct{}) // closed when the writer stops for good
+	var writeErr error            // set before failed is closed
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
@@ -298,6 +318,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.m.writerIdle.Add(time.Since(idleSince).Seconds())
 			}
 			written, err := c.write(ctx, b)
+			wrote <- struct{}{}
 			if err != nil {
 				writeErr = err
 				close(failed)
@@ -312,7 +333,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}()
 
-	err := c.receive(ctx, toWrite, failed)
+	err := c.receive(ctx, toWrite, wrote, failed)
 	close(toWrite)
 	<-writeDone
 	<-ackDone
@@ -322,18 +343,35 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return err
 }
 
+// Why a batch was cut (consumer_batches_cut_total's reason).
+const (
+	cutSize  = "size"
+	cutBytes = "bytes"
+	cutWait  = "wait"
+	cutIdle  = "idle"
+)
+
 // receive fills batches and hands them to the writer until ctx ends or the
-// writer fails (failed closed).
-func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-chan struct{}) error {
+// writer fails (failed closed); wrote says the writer is done with a batch.
+func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, wrote <-chan struct{}, failed <-chan struct{}) error {
 	msgs := c.cons.Chan()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
-	var cur *batch
-	// cut hands the current batch to the writer; false when Run must stop.
-	cut := func() bool {
+	var (
+		cur      *batch
+		started  time.Time // when cur's first message arrived
+		inflight int       // batches cut and not yet done by the writer
+		lastCut  time.Time
+	)
+	// cut hands the current batch to the writer, counting why it was cut;
+	// false when Run must stop.
+	cut := func(reason string) bool {
+		c.m.cuts.WithLabelValues(reason).Inc()
 		timer.Stop()
 		b := cur
 		cur = nil
+		lastCut = time.Now()
+		inflight++
 		select {
 		case toWrite <- b:
 			return true
@@ -341,13 +379,47 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-
 		}
 		blocked := time.Now()
 		defer func() { c.m.receiveBlocked.Add(time.Since(blocked).Seconds()) }()
-		select {
-		case toWrite <- b:
-			return true
-		case <-failed:
-		case <-ctx.Done():
+		for {
+			select {
+			case toWrite <- b:
+				return true
+			case <-wrote:
+				inflight--
+				continue
+			case <-failed:
+			case <-ctx.Done():
+			}
+			return false
 		}
-		return false
+	}
+	// due is when cur must be cut by time: BatchWait after its first
+	// message, or earlier, MinInsertGap after the previous cut, while no
+	// insert is in flight.
+	due := func() time.Time {
+		d := started.Add(c.cfg.BatchWait)
+		if inflight == 0 {
+			if e := lastCut.Add(c.cfg.MinInsertGap); e.Before(d) {
+				d = e
+			}
+		}
+		return d
+	}
+	// settle cuts cur when it is due, or sets the timer for when it will
+	// be; false when Run must stop.
+	settle := func() bool {
+		if cur == nil {
+			return true
+		}
+		d := due()
+		wait := time.Until(d)
+		if wait <= 0 {
+			if d.Equal(started.Add(c.cfg.BatchWait)) {
+				return cut(cutWait)
+			}
+			return cut(cutIdle)
+		}
+		timer.Reset(wait)
+		return true
 	}
 	for {
 		select {
@@ -355,8 +427,13 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-
 			return nil
 		case <-failed:
 			return nil
+		case <-wrote:
+			inflight--
+			if !settle() {
+				return nil
+			}
 		case <-timer.C:
-			if cur != nil && !cut() {
+			if !settle() {
 				return nil
 			}
 		case cm, ok := <-msgs:
@@ -370,13 +447,14 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-
 				continue
 			}
 			size := len(msg.Payload())
-			if cur != nil && cur.bytes+size > c.cfg.BatchBytes && !cut() {
+			if cur != nil && cur.bytes+size > c.cfg.BatchBytes && !cut(cutBytes) {
 				return nil
 			}
-			if cur == nil {
+			fresh := cur == nil
+			if fresh {
 				cur = &batch{msgs: make([]pulsar.Message, 0, min(c.cfg.BatchSize, 1024)), rows: make([]chstore.Row, 0, min(c.cfg.BatchSize, 1024)),
 					positions: map[posKey]int64{}}
-				timer.Reset(c.cfg.BatchWait)
+				started = time.Now()
 			}
 			cur.msgs = append(cur.msgs, msg)
 			r := ToRow(ev, c.cfg.Epoch, 0)
@@ -386,7 +464,16 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, failed <-
 				cur.positions[k] = r.SourceCommitMs
 			}
 			cur.bytes += size
-			if (len(cur.msgs) >= c.cfg.BatchSize || cur.bytes >= c.cfg.BatchBytes) && !cut() {
+			c.m.received.Inc()
+			if len(cur.msgs) >= c.cfg.BatchSize {
+				if !cut(cutSize) {
+					return nil
+				}
+			} else if cur.bytes >= c.cfg.BatchBytes {
+				if !cut(cutBytes) {
+					return nil
+				}
+			} else if fresh && !settle() {
 				return nil
 			}
 		}

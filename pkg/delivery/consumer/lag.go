@@ -77,6 +77,10 @@ type metrics struct {
 	// already waiting for the writer (the writer is the bottleneck), and
 	// the writer waiting for a batch after its first (receiving is).
 	receiveBlocked, writerIdle prometheus.Counter
+	// received counts the events put into batches; cuts the batches cut,
+	// by why: size, bytes, wait (BatchWait), idle (no insert in flight).
+	received prometheus.Counter
+	cuts     *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
@@ -90,6 +94,12 @@ func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
 			Help: "Time receiving waited because a cut batch was already waiting for the writer."}),
 		writerIdle: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_writer_idle_seconds_total",
 			Help: "Time the writer waited for the next batch (after the first)."}),
+		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_received_events_total", Help: "Events received, decoded and put into a batch."}),
+		cuts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "consumer_batches_cut_total",
+			Help: "Batches handed to the writer, by why they were cut: size or bytes (full), wait (--batch-wait), idle (no insert in flight)."}, []string{"reason"}),
+	}
+	for _, r := range []string{cutSize, cutBytes, cutWait, cutIdle} {
+		m.cuts.WithLabelValues(r)
 	}
 	if reg != nil {
 		lagVec := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "projection_lag_seconds_max", Help: "Largest per-shard projection lag: now minus the source commit time of the newest applied event."},
@@ -100,7 +110,7 @@ func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
 				}
 				return worst
 			})
-		reg.MustRegister(m.applied, m.deadLettered, m.insertFailures, m.insertSeconds, m.receiveBlocked, m.writerIdle, lagVec, shardLagCollector{lag})
+		reg.MustRegister(m.applied, m.deadLettered, m.insertFailures, m.insertSeconds, m.receiveBlocked, m.writerIdle, m.received, m.cuts, lagVec, shardLagCollector{lag})
 	}
 	return m
 }

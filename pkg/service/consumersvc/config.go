@@ -77,6 +77,8 @@ func Load(args []string) (Config, error) {
 	l.Int(&c.Consumer.BatchSize, "batch-size", "RS_CONSUMER_BATCH_SIZE", d.BatchSize, "events per insert at most")
 	l.Int(&c.Consumer.BatchBytes, "batch-bytes", "RS_CONSUMER_BATCH_BYTES", d.BatchBytes, "payload bytes per insert at most")
 	l.Duration(&c.Consumer.BatchWait, "batch-wait", "RS_CONSUMER_BATCH_WAIT", d.BatchWait, "longest wait before a partial batch is written")
+	l.Duration(&c.Consumer.MinInsertGap, "min-insert-gap", "RS_CONSUMER_MIN_INSERT_GAP", d.MinInsertGap,
+		"while no insert is in flight a batch is written at once, at most once per this gap (bounds ClickHouse parts; --batch-wait or more: never early)")
 	l.Duration(&c.Consumer.RetryBase, "retry-base", "RS_CONSUMER_RETRY_BASE", d.RetryBase, "first wait after a failed insert")
 	l.Duration(&c.Consumer.RetryMax, "retry-max", "RS_CONSUMER_RETRY_MAX", d.RetryMax, "longest wait between insert attempts")
 	l.Int(&c.Epoch, "epoch", "RS_CONSUMER_EPOCH", 0, "transformation epoch written with every row (bump when a mapping defect is fixed)")

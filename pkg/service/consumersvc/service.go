@@ -126,7 +126,7 @@ func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	c := s.cfg
 	s.log.Info("consumer starting", "topic", c.Topic, "subscription", c.Subscription, "clickhouse", c.Stores.CHAddr+"/"+c.Stores.CHDatabase,
-		"batch_size", c.Consumer.BatchSize, "batch_bytes", c.Consumer.BatchBytes, "batch_wait", c.Consumer.BatchWait.String(), "epoch", c.Consumer.Epoch,
+		"batch_size", c.Consumer.BatchSize, "batch_bytes", c.Consumer.BatchBytes, "batch_wait", c.Consumer.BatchWait.String(), "min_insert_gap", c.Consumer.MinInsertGap.String(), "epoch", c.Consumer.Epoch,
 		"probe_interval", c.ProbeInterval.String())
 	return s.srv.Run(ctx, []server.Worker{{Name: "consumer", Run: s.consume}}, s.probes())
 }
