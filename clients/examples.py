@@ -21,7 +21,10 @@ do not meet each other's records (everything else runs as written):
 Usage (the test scripts call it; Python's tests import it):
 
     clients/examples.py json LANG          every LANG example, as JSON
-    clients/examples.py check              fails when a block's language is not known
+    clients/examples.py java TARGET        the java examples as classes with a main
+                                           (TARGET/generated-test-sources/examples),
+                                           TARGET/examples/index.tsv and ExampleN.expect
+    clients/examples.py count              the examples per language
 """
 
 from __future__ import annotations
@@ -129,13 +132,44 @@ def _adjacent(path: str, line: int, body: str, next_line: int) -> bool:
     return all(not lines[j].strip() for j in range(close + 1, next_line - 1))
 
 
+def write_java(target: str) -> None:
+    """Each java example as io.github.resultsync.examples.ExampleN: the
+    block's import lines on top, its statements in main; an index of
+    "name TAB file:line TAB tags" lines and the expected outputs."""
+    pkg = os.path.join(target, "generated-test-sources", "examples", "io", "github", "resultsync", "examples")
+    meta = os.path.join(target, "examples")
+    os.makedirs(pkg, exist_ok=True)
+    os.makedirs(meta, exist_ok=True)
+    with open(os.path.join(meta, "index.tsv"), "w", encoding="utf-8") as index:
+        for ex in examples("java"):
+            lines = ex.code.rstrip("\n").split("\n")
+            imports = [ln for ln in lines if re.match(r"^import [\w.*]+;\s*$", ln)]
+            body = [ln for ln in lines if ln not in imports]
+            src = (
+                f"// {ex.where()} (extracted by clients/examples.py; fresh ids)\n"
+                "package io.github.resultsync.examples;\n\n" + "\n".join(imports) + "\n\n"
+                f"public final class {ex.name} {{\n  public static void main(String[] args) throws Exception {{\n"
+                + "\n".join("    " + ln if ln else ln for ln in body)
+                + "\n  }\n}\n"
+            )
+            with open(os.path.join(pkg, ex.name + ".java"), "w", encoding="utf-8") as f:
+                f.write(src)
+            if ex.expect is not None:
+                with open(os.path.join(meta, ex.name + ".expect"), "w", encoding="utf-8") as f:
+                    f.write(ex.expect)
+            index.write(f"{ex.name}\t{ex.where()}\t{' '.join(ex.tags)}\n")
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "json":
         if argv[2] not in BASES:
             raise SystemExit(f"unknown language {argv[2]} (one of {', '.join(BASES)})")
         json.dump([asdict(e) for e in examples(argv[2])], sys.stdout, indent=1)
         return 0
-    if len(argv) == 2 and argv[1] == "check":
+    if len(argv) == 3 and argv[1] == "java":
+        write_java(argv[2])
+        return 0
+    if len(argv) == 2 and argv[1] == "count":
         n = {lang: 0 for lang in BASES}
         for e in examples():
             n[e.lang] += 1

@@ -5,12 +5,17 @@ import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import io.github.resultsync.fitness.v1.VersionConflict;
 import io.grpc.CallCredentials;
+import io.grpc.ChannelCredentials;
+import io.grpc.Grpc;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.TlsChannelCredentials;
 import io.grpc.protobuf.StatusProto;
+import java.io.File;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -19,7 +24,8 @@ import java.util.concurrent.Executor;
 /**
  * What every caller of resultsync's gRPC APIs needs besides the generated
  * stubs ({@code io.github.resultsync.fitness.v1.*Grpc}): a bearer token on
- * every call, a channel to a server, and the typed details of an error.
+ * every call, a channel to a server (plaintext, or TLS with a private CA and
+ * a client certificate), and the typed details of an error.
  *
  * <pre>{@code
  * ManagedChannel ch = Resultsync.plaintextChannel("127.0.0.1:7101");
@@ -56,6 +62,37 @@ public final class Resultsync {
   /** A plaintext channel to {@code target} ("host:port"), e.g. the local stack. */
   public static ManagedChannel plaintextChannel(String target) {
     return ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+  }
+
+  /**
+   * TLS channel credentials from PEM files: {@code caFile} holds the CA
+   * certificates that verify the server (null: the system roots), and
+   * {@code certFile} with {@code keyFile} the client certificate presented to
+   * a server that requires one (mutual TLS, {@code --tls-client-auth}); both
+   * null for TLS without a client certificate. The files are read now.
+   */
+  public static ChannelCredentials tlsCredentials(String caFile, String certFile, String keyFile) throws IOException {
+    if ((certFile == null) != (keyFile == null)) {
+      throw new IllegalArgumentException("certFile and keyFile go together (mutual TLS needs both)");
+    }
+    TlsChannelCredentials.Builder b = TlsChannelCredentials.newBuilder();
+    if (caFile != null) {
+      b.trustManager(new File(caFile));
+    }
+    if (certFile != null) {
+      b.keyManager(new File(certFile), new File(keyFile));
+    }
+    return b.build();
+  }
+
+  /**
+   * A TLS channel to {@code target} ("host:port") with {@link #tlsCredentials}:
+   * the private CA that verifies the server and, for mutual TLS, the client
+   * certificate and key (both null without one).
+   */
+  public static ManagedChannel tlsChannel(String target, String caFile, String certFile, String keyFile)
+      throws IOException {
+    return Grpc.newChannelBuilder(target, tlsCredentials(caFile, certFile, keyFile)).build();
   }
 
   /** The details of type {@code type} the server attached to {@code e} (its google.rpc.Status). */
