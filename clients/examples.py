@@ -25,6 +25,9 @@ Usage (the test scripts call it; Python's tests import it):
                                            (TARGET/generated-test-sources/examples),
                                            TARGET/examples/index.tsv and ExampleN.expect
     clients/examples.py count              the examples per language
+    clients/examples.py unrun              fails when docs/*.md has an API call in a
+                                           shell block (bin/grpcurl, curl, rsctl):
+                                           test/readme/run.sh runs README.md's only
 """
 
 from __future__ import annotations
@@ -160,6 +163,22 @@ def write_java(target: str) -> None:
             index.write(f"{ex.name}\t{ex.where()}\t{' '.join(ex.tags)}\n")
 
 
+def unrun() -> list[str]:
+    """The API calls (bin/grpcurl, grpcurl, curl, rsctl lines) in the shell
+    blocks of docs/*.md, which no test runs (test/readme/run.sh runs those
+    of README.md)."""
+    found = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))):
+        for line, info, body in blocks(path):
+            if info.split()[:1] not in (["sh"], ["console"], ["bash"], ["shell"]):
+                continue
+            for k, ln in enumerate(body.split("\n")):
+                cmd = ln.strip().removeprefix("$ ")
+                if re.match(r"^(bin/grpcurl|grpcurl|curl|bin/rsctl|rsctl)\s", cmd):
+                    found.append(f"{os.path.relpath(path, ROOT)}:{line + 1 + k}: {cmd}")
+    return found
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "json":
         if argv[2] not in BASES:
@@ -169,7 +188,13 @@ def main(argv: list[str]) -> int:
     if len(argv) == 3 and argv[1] == "java":
         write_java(argv[2])
         return 0
+    if len(argv) == 2 and argv[1] == "unrun":
+        calls = unrun()
+        for c in calls:
+            print(f"{c}  <- an API call no test runs: move it to README.md or a client example", file=sys.stderr)
+        return 1 if calls else 0
     if len(argv) == 2 and argv[1] == "count":
+        os.environ.setdefault("RS_RESULTS_TLS_ADDR", RESULTS_ADDR)  # counted, not run
         n = {lang: 0 for lang in BASES}
         for e in examples():
             n[e.lang] += 1

@@ -67,6 +67,10 @@ if [ -x "$RS_ROOT/test/readme/run.sh" ]; then
   log "== README examples"
   "$RS_ROOT/test/readme/run.sh" || failed+=(readme)
 fi
+# docs/*.md: its python/ts/java blocks ran with the clients above; a shell
+# block there that calls the API would run nowhere, so it fails here.
+log "== API calls in docs/ shell blocks"
+python3 "$RS_ROOT/clients/examples.py" unrun || failed+=(docs)
 if [ "${#failed[@]}" -gt 0 ]; then
   die "failed: ${failed[*]} (server logs: $RS_STATE/logs/)"
 fi
