@@ -4,7 +4,13 @@
 // Prometheus metrics on a side HTTP listener, TLS on both listeners when
 // Config.TLS names a certificate (pkg/platform/tlsconfig), and one supervisor (Run) for
 // the gRPC server, the service's workers and its dependency probes, with
-// health that follows them and a bounded graceful shutdown.
+// health that follows them and a bounded graceful shutdown. Health answers
+// two questions apart: liveness (/livez, health name "liveness": the
+// supervisor and every worker run, none wedged; never a dependency) and
+// readiness (/readyz and /healthz, health names "" and "readiness": live and
+// every required dependency reachable). Every gRPC listener bounds its
+// clients (GRPCLimits: concurrent streams, message sizes, keepalive
+// enforcement), from flags and environment.
 //
 // Typical use, in a service's assembly (pkg/service/<name>svc):
 //
@@ -23,6 +29,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,7 +50,8 @@ import (
 type Config struct {
 	// GRPCAddr is the gRPC listen address, e.g. "127.0.0.1:7101" (":0" picks a port).
 	GRPCAddr string
-	// HTTPAddr is the listen address of /metrics and /healthz; empty disables it.
+	// HTTPAddr is the listen address of /metrics, /livez, /readyz and
+	// /healthz (= /readyz); empty disables it.
 	HTTPAddr string
 	// ShutdownGrace bounds the graceful drain before in-flight RPCs are cut.
 	ShutdownGrace time.Duration
@@ -55,6 +63,8 @@ type Config struct {
 	// Auth authenticates callers when the server is built WithAuth: signed
 	// JWTs, and the static token list in the local profile only.
 	Auth auth.Settings
+	// GRPC bounds each client's streams, messages and pings.
+	GRPC GRPCLimits
 	// TLS serves gRPC and HTTP over TLS when it names a certificate and key
 	// (re-read when they change), requiring client certificates from its CA
 	// when ClientAuth is set (on gRPC; the metrics and health listener
@@ -71,6 +81,7 @@ func (c *Config) Flags(l *config.Loader, envPrefix, grpcAddr, httpAddr string) {
 	l.Duration(&c.ShutdownGrace, "shutdown-grace", envPrefix+"_SHUTDOWN_GRACE", 10*time.Second, "graceful shutdown drain limit")
 	l.Duration(&c.RPCTimeout, "rpc-timeout", envPrefix+"_RPC_TIMEOUT", 30*time.Second, "deadline of a unary RPC that arrives without one (0: none)")
 	l.String(&c.LogLevel, "log-level", envPrefix+"_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	c.GRPC.Flags(l, envPrefix)
 	c.TLS.ServerFlags(l)
 	c.Auth.Flags(l)
 }
@@ -102,6 +113,9 @@ func (c *Config) validate() error {
 	if c.RPCTimeout < 0 {
 		return fmt.Errorf("rpc-timeout must not be negative, got %s", c.RPCTimeout)
 	}
+	if err := c.GRPC.validate(); err != nil {
+		return err
+	}
 	return c.TLS.CheckServer("server TLS")
 }
 
@@ -116,6 +130,8 @@ type Server struct {
 	grpcLis net.Listener
 	httpLis net.Listener
 	tls     *tls.Config // nil: plaintext
+	live    *liveness
+	state   atomic.Pointer[healthState] // Run's readiness state, once Run started
 }
 
 // Option adjusts a Server under construction.
@@ -169,6 +185,7 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 		defaultDeadline(cfg.RPCTimeout)}, o.unary...)
 	stream := append([]grpc.StreamServerInterceptor{m.StreamServerInterceptor(), logStream(log), recoverStream(log)}, o.stream...)
 	gopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...)}
+	gopts = append(gopts, cfg.GRPC.serverOptions()...)
 	var tc *tls.Config
 	if cfg.TLS.ServerEnabled() {
 		var err error
@@ -184,16 +201,14 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 	reflection.Register(gs)
 	m.InitializeMetrics(gs)
 
-	s := &Server{cfg: cfg, log: log, grpc: gs, health: hs, reg: reg, mux: http.NewServeMux(), tls: tc}
+	s := &Server{cfg: cfg, log: log, grpc: gs, health: hs, reg: reg, mux: http.NewServeMux(), tls: tc, live: newLiveness()}
 	s.mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-	s.mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		resp, err := hs.Check(r.Context(), &healthpb.HealthCheckRequest{})
-		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-			http.Error(w, "not serving", http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	s.mux.HandleFunc("/livez", s.livez)
+	s.mux.HandleFunc("/readyz", s.readyz)
+	s.mux.HandleFunc("/healthz", s.readyz) // readiness, as before /livez and /readyz
+	// Not live and not ready until Run starts.
+	hs.SetServingStatus(LivenessHealthName, healthpb.HealthCheckResponse_NOT_SERVING)
+	hs.SetServingStatus(ReadinessHealthName, healthpb.HealthCheckResponse_NOT_SERVING)
 	return s, nil
 }
 
@@ -276,6 +291,7 @@ func (s *Server) Serve(ctx context.Context) error { return s.Run(ctx, nil, nil) 
 
 func (s *Server) setServing(st healthpb.HealthCheckResponse_ServingStatus) {
 	s.health.SetServingStatus("", st)
+	s.health.SetServingStatus(ReadinessHealthName, st)
 	for name := range s.grpc.GetServiceInfo() {
 		s.health.SetServingStatus(name, st)
 	}

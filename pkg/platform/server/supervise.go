@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -17,9 +18,19 @@ import (
 // terminal: the server turns NOT_SERVING, stops, and Server.Run returns an
 // error naming the worker, so the process exits non-zero and an orchestrator
 // restarts it.
+//
+// A worker that panics is stopped the same way (the panic and its stack are
+// logged). Liveness (LivenessHealthName, /livez) fails as soon as a worker
+// stops, and, for a worker with a Stall, when it has not called Beat(ctx) for
+// longer than Stall: it is wedged (a deadlock, a call without a deadline),
+// and only a restart helps.
 type Worker struct {
 	Name string
 	Run  func(ctx context.Context) error
+	// Stall, when positive, is the longest the worker may go without
+	// calling Beat with the context Run gave it before the process counts
+	// as not live. 0: the worker is not watched for stalls.
+	Stall time.Duration
 }
 
 // Probe checks one dependency (a shard, the broker, ClickHouse) every
@@ -62,6 +73,9 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 
 	h := newHealthState(s, probes)
 	h.publish()
+	s.state.Store(h)
+	s.live.start(workers)
+	defer s.live.stop()
 
 	var wg sync.WaitGroup
 	go func() {
@@ -71,7 +85,8 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 	}()
 	var hsrv *http.Server
 	if s.httpLis != nil {
-		hsrv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: HTTPErrorLog(s.log)}
+		hsrv = &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+			WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10, ErrorLog: HTTPErrorLog(s.log)}
 		go func() {
 			if err := hsrv.Serve(s.httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				cancel(fmt.Errorf("serving HTTP: %w", err))
@@ -85,11 +100,16 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 			h.probe(ctx, p)
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		s.live.watch(ctx, s, h)
+	}()
 	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := w.Run(ctx)
+			err := s.runWorker(s.live.workerContext(ctx, w.Name), w)
 			if ctx.Err() != nil {
 				return // shutting down: whatever it returned is not a failure
 			}
@@ -98,6 +118,7 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 			}
 			err = fmt.Errorf("worker %s stopped: %w", w.Name, err)
 			s.log.Error("worker stopped; the server stops so it can be restarted", "worker", w.Name, "err", err)
+			s.live.die(err.Error())
 			h.fail()
 			cancel(err)
 		}()
@@ -124,6 +145,17 @@ func (s *Server) Run(ctx context.Context, workers []Worker, probes []Probe) erro
 		return nil // the caller's context ended: a clean shutdown
 	}
 	return cause
+}
+
+// runWorker runs w, turning a panic into its error (logged with the stack).
+func (s *Server) runWorker(ctx context.Context, w Worker) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("worker panicked", "worker", w.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("panicked: %v", r)
+		}
+	}()
+	return w.Run(ctx)
 }
 
 var errNotChecked = errors.New("not checked yet")
@@ -191,6 +223,30 @@ func (h *healthState) set(name string, err error) {
 	}
 	h.mu.Unlock()
 	h.publish()
+}
+
+// report names what keeps the server from being ready: a stopped worker,
+// the failing dependencies (names only: their errors are logged).
+func (h *healthState) report() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var lines []string
+	if h.failed {
+		lines = append(lines, "a worker stopped")
+	}
+	for _, name := range h.names {
+		if err, down := h.down[name]; down {
+			what := "NOT_SERVING"
+			if errors.Is(err, errNotChecked) {
+				what = "not checked yet"
+			}
+			if h.partial[name] {
+				what += " (partial: not required)"
+			}
+			lines = append(lines, DependencyHealthName(name)+" "+what)
+		}
+	}
+	return lines
 }
 
 func (h *healthState) fail() {
