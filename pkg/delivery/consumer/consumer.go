@@ -295,9 +295,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 		c.log.Warn("epoch floor unreadable at start; checked again before every insert", "err", err)
 	}
 	toWrite := make(chan *batch, 1) // a cut batch waiting for the writer
-	// The writer says when it is done with a batch (written or not); at
-	// most two are in flight (one written, one waiting), so it never blocks.
-	wrote := make(chan struct{}, 2)
+	// Batches cut and not yet done by the writer (written or not); the
+	// writer kicks wrote, never blocking, each time it is done with one.
+	var inflight atomic.Int32
+	wrote := make(chan struct{}, 1)
 	toAck := make(chan *batch, 1) // a written batch waiting for the acker
 	failed := make(chan struct{}) // closed when the writer stops for good
 	var writeErr error            // set before failed is closed
@@ -318,7 +319,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.m.writerIdle.Add(time.Since(idleSince).Seconds())
 			}
 			written, err := c.write(ctx, b)
-			wrote <- struct{}{}
+			inflight.Add(-1)
+			select {
+			case wrote <- struct{}{}:
+			default: // a kick is already pending
+			}
 			if err != nil {
 				writeErr = err
 				close(failed)
@@ -333,7 +338,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		}
 	}()
 
-	err := c.receive(ctx, toWrite, wrote, failed)
+	err := c.receive(ctx, toWrite, &inflight, wrote, failed)
 	close(toWrite)
 	<-writeDone
 	<-ackDone
@@ -352,16 +357,16 @@ const (
 )
 
 // receive fills batches and hands them to the writer until ctx ends or the
-// writer fails (failed closed); wrote says the writer is done with a batch.
-func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, wrote <-chan struct{}, failed <-chan struct{}) error {
+// writer fails (failed closed). inflight counts the batches cut and not yet
+// done by the writer, which kicks wrote when it is done with one.
+func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, inflight *atomic.Int32, wrote <-chan struct{}, failed <-chan struct{}) error {
 	msgs := c.cons.Chan()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var (
-		cur      *batch
-		started  time.Time // when cur's first message arrived
-		inflight int       // batches cut and not yet done by the writer
-		lastCut  time.Time
+		cur     *batch
+		started time.Time // when cur's first message arrived
+		lastCut time.Time
 	)
 	// cut hands the current batch to the writer, counting why it was cut;
 	// false when Run must stop.
@@ -371,7 +376,7 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, wrote <-c
 		b := cur
 		cur = nil
 		lastCut = time.Now()
-		inflight++
+		inflight.Add(1)
 		select {
 		case toWrite <- b:
 			return true
@@ -383,8 +388,7 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, wrote <-c
 			select {
 			case toWrite <- b:
 				return true
-			case <-wrote:
-				inflight--
+			case <-wrote: // the batch is still cut: the next decision is after it is handed
 				continue
 			case <-failed:
 			case <-ctx.Done():
@@ -397,7 +401,7 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, wrote <-c
 	// insert is in flight.
 	due := func() time.Time {
 		d := started.Add(c.cfg.BatchWait)
-		if inflight == 0 {
+		if inflight.Load() == 0 {
 			if e := lastCut.Add(c.cfg.MinInsertGap); e.Before(d) {
 				d = e
 			}
@@ -428,7 +432,6 @@ func (c *Consumer) receive(ctx context.Context, toWrite chan<- *batch, wrote <-c
 		case <-failed:
 			return nil
 		case <-wrote:
-			inflight--
 			if !settle() {
 				return nil
 			}
