@@ -195,6 +195,6 @@ sim: ## Run the deterministic simulation of the delivery protocol for SIM_SEEDS 
 	$(GO) test -count=1 -v -run 'TestProtocol|TestMutantsAreCaught' ./test/sim/ -sim.seeds=$(SIM_SEEDS) -sim.steps=$(SIM_STEPS)
 
 .PHONY: bench
-bench: ## Run every benchmark (bench/e2e included) on MySQL 9.7 and on MariaDB 10.11; ends with one summary table of figures, same-run ceilings, ratios and targets.
+bench: ## Run every benchmark (bench/e2e included) on MySQL 9.7 and on MariaDB 10.11; ends with one summary table of figures, same-run ceilings, ratios, targets and verdicts, and fails when any verdict is NOT met (a target missed or a result found wrong).
 	RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
 	bench/run.sh

@@ -44,6 +44,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -131,6 +132,15 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		quiet := settle(ctx, *settleLimit)
 		start := time.Now()
 		var wg sync.WaitGroup
+		// A claimer that fails stops, and the phase fails: a ceiling
+		// drained by fewer claimers than it says would be too low.
+		var errMu sync.Mutex
+		var claimErrs []error
+		fail := func(err error) {
+			errMu.Lock()
+			claimErrs = append(claimErrs, err)
+			errMu.Unlock()
+		}
 		a := snapshot(ctx, shards[0].db, schemas)
 		for _, s := range shards {
 			for range 2 {
@@ -139,7 +149,11 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 					defer wg.Done()
 					for {
 						c, err := s.repo.Claim(ctx, cfg.BatchSize, cfg.Lease)
-						if err != nil || len(c.Rows) == 0 {
+						if err != nil {
+							fail(fmt.Errorf("claiming: %w", err))
+							return
+						}
+						if len(c.Rows) == 0 {
 							return
 						}
 						ids := make([]int64, len(c.Rows))
@@ -147,6 +161,7 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 							ids[i] = r.ID
 						}
 						if _, err := s.repo.MarkSent(ctx, c.Token, ids); err != nil {
+							fail(fmt.Errorf("marking SENT: %w", err))
 							return
 						}
 					}
@@ -154,6 +169,9 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 			}
 		}
 		wg.Wait()
+		if err := errors.Join(claimErrs...); err != nil {
+			return 0, fmt.Errorf("raw phase %s: a claimer failed: %w", label, err)
+		}
 		r := float64(events) / time.Since(start).Seconds()
 		if verbose {
 			fmt.Printf("raw claim+mark SENT (%s), after %s waiting for a quiet machine:\n", label, quiet.Round(100*time.Millisecond))
@@ -354,11 +372,14 @@ func run(ctx context.Context, events, rate int, steady time.Duration, counts []i
 		mean, half := interval95(ratios)
 		fmt.Printf("head to head: %d instances drained at %.1f%% of the rate of %d instance(s) (rounds %.1f-%.1f%%; 95%% interval %.1f-%.1f%%)\n",
 			last.instances, mean, first.instances, slices.Min(ratios), slices.Max(ratios), mean-half, mean+half)
-		verdict := met[mean+half >= 100]
+		// The target is >= 100%: met when the measured ratio (the mean of
+		// the rounds) is at least 100%; the interval says how sure that is,
+		// and one wider than h2hResolution gives no verdict.
+		verdict := met[mean >= 100]
 		if half > h2hResolution {
 			verdict = fmt.Sprintf("NOT met: the interval is wider than ±%.0f points, run more -h2h-rounds", h2hResolution)
 		}
-		fmt.Printf("SUMMARY|relay|relay, %d vs %d instance(s), head to head (%d rounds)|%.1f%%|95%% interval %.1f-%.1f%%|%.1f%%|>= 100%% (no loss beyond an interval of at most ±%.0f points)|%s\n",
+		fmt.Printf("SUMMARY|relay|relay, %d vs %d instance(s), head to head (%d rounds)|%.1f%%|95%% interval %.1f-%.1f%%|%.1f%%|>= 100%% (mean of the rounds; interval at most ±%.0f points)|%s\n",
 			last.instances, first.instances, len(h2h), mean, mean-half, mean+half, mean, h2hResolution, verdict)
 	} else {
 		fmt.Printf("SUMMARY|relay|relay, %d vs %d instance(s)|%.0f/s|%.0f/s|%.1f%%|>= 100%%|%s\n", last.instances, first.instances, last.rate, first.rate,
