@@ -82,10 +82,17 @@ check-alerts: ## Check the Prometheus rules and config, and run the rule tests (
 	deploy/local/promtool.sh test rules deploy/prometheus/alerts_test.yml
 	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' deploy/grafana/resultsync.json
 
+# --version of every binary (pkg/platform/buildinfo): the release tag when
+# there is one (else Go's own pseudo-version) and the commit.
+VERSION  ?= $(shell git describe --tags --dirty 2>/dev/null)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+BUILDINFO := github.com/resultsync/resultsync/pkg/platform/buildinfo
+LDFLAGS  := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION)
+
 .PHONY: build
-build: ## Build every service into bin/.
+build: ## Build every service into bin/ (--version: VERSION, REVISION from git).
 	@mkdir -p $(BIN)
-	$(GO) build -o $(BIN)/ $(addprefix ./services/,$(SERVICES))
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/,$(SERVICES))
 
 .PHONY: up
 up: ## Install (if missing) and start MySQL 9.7 (or RS_MYSQL_ENGINE=mariadb), ClickHouse and Pulsar; apply migrations.

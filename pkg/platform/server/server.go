@@ -42,6 +42,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/buildinfo"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 )
@@ -174,11 +175,11 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("server config: %w", err)
 		}
-		o.unary = append([]grpc.UnaryServerInterceptor{a.Unary(o.policy)}, o.unary...)
-		o.stream = append([]grpc.StreamServerInterceptor{a.Stream(o.policy)}, o.stream...)
+		o.unary = append([]grpc.UnaryServerInterceptor{a.Unary(o.policy), noteCallerUnary}, o.unary...)
+		o.stream = append([]grpc.StreamServerInterceptor{a.Stream(o.policy), noteCallerStream}, o.stream...)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Get().Collector())
 	m := newRPCMetrics(reg)
 
 	unary := append([]grpc.UnaryServerInterceptor{m.UnaryServerInterceptor(), logUnary(log), recoverUnary(log),
