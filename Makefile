@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 GO        ?= go
 BIN       := $(CURDIR)/bin
-SERVICES  := results relay consumer reconcile repair gateway migrate
+SERVICES  := results relay consumer reconcile repair gateway migrate rsctl
 # buf breaking (FILE rules) compares the contracts with the last release: the
 # newest buf image in proto/releases (written by `make release-contracts`), so
 # a fresh clone without tags checks against what users have.

@@ -6,7 +6,7 @@
 #
 #   test/readme/run.sh [README]     # with deploy/local/env.sh sourced
 #
-# Every line of a ```sh block that starts with bin/grpcurl, curl or
+# Every line of a ```sh block that starts with bin/grpcurl, bin/rsctl, curl or
 # clickhouse-client (with its \ continuations, without its trailing
 # comment) is run in README order, exactly as written except:
 #   - ids are made unique per run so that reruns work: the campaign 10001
@@ -31,8 +31,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 readme=${1:-$root/README.md}
 cd "$root"
-for tool in bin/grpcurl curl clickhouse-client python3; do
-  command -v "$tool" >/dev/null || { echo "test/readme: $tool not found (make tools builds bin/grpcurl)" >&2; exit 1; }
+for tool in bin/grpcurl bin/rsctl curl clickhouse-client python3; do
+  command -v "$tool" >/dev/null || { echo "test/readme: $tool not found (make tools builds bin/grpcurl, make build bin/rsctl)" >&2; exit 1; }
 done
 : "${RS_CH_PORT:=19000}" "${RS_CH_DATABASE:=resultsync}"
 CH="clickhouse-client --port $RS_CH_PORT -d $RS_CH_DATABASE"
@@ -111,7 +111,7 @@ for r in json.loads(sys.argv[1])["repairs"]:
 
 while IFS=$'\t' read -r n cmd; do
   case "$cmd" in
-    bin/grpcurl\ * | curl\ * | clickhouse-client\ *) ;;
+    bin/grpcurl\ * | bin/rsctl\ * | curl\ * | clickhouse-client\ *) ;;
     RS_CONSUMER_EPOCH=*)
       echo "README:$n not run (restarts the shared consumer): $cmd"
       skipped=$((skipped + 1)); continue ;;
