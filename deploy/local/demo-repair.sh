@@ -13,8 +13,8 @@
 #   5. every repair ends VERIFIED (a comparison of exactly its keys is
 #      clean) and a second reconciliation is clean.
 #
-# Every step is a grpcurl command (printed before it runs), so an operator
-# can repeat it by hand. Running it again damages and repairs again, whatever
+# Every step is a grpcurl or rsctl command (printed before it runs), so an
+# operator can repeat it by hand. Running it again damages and repairs again, whatever
 # earlier runs left: active repairs and rebuilds of campaign 10001 are
 # cancelled first, the damage is waited for until the projection shows it,
 # the request ids carry the run id and the epoch is one above both the
@@ -29,6 +29,11 @@ G="$RS_ROOT/bin/grpcurl -plaintext"
 OP=(-H "authorization: Bearer dev-operator")
 ADMIN=(-H "authorization: Bearer dev-admin")
 VIEW=(-H "authorization: Bearer dev-viewer")
+# rsctl, the operator CLI (make build): addresses from env.sh, with RS_TLS=1 the local CA and client certificate.
+RSCTL=("$RS_ROOT/bin/rsctl")
+if [ "${RS_TLS:-0}" = 1 ]; then
+  RSCTL+=(--tls-ca-file "$RS_TLS_DIR/ca.pem" --tls-cert-file "$RS_TLS_DIR/client.pem" --tls-key-file "$RS_TLS_DIR/client-key.pem")
+fi
 CH="clickhouse-client --port $RS_CH_PORT -d $RS_CH_DATABASE"
 
 # show CMD...: print a command, then run it.
@@ -204,9 +209,8 @@ until_true 120 "the removal verified" verified "$removal"
 echo "  the fixed mapping is deployed: the consumer restarts at epoch $epoch (it writes the campaign there before the approval)"
 (export RS_CONSUMER_EPOCH=$epoch && show "$RS_ROOT/deploy/local/servers.sh" restart consumer)
 show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$rebuild\",\"reason\":\"mapping fixed in epoch $epoch\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair >/dev/null
-echo "  watching the rebuild (WatchRepair streams its progress):"
-show $G "${VIEW[@]}" -d "{\"repair_id\":\"$rebuild\"}" 127.0.0.1:7105 fitness.v1.RepairService/WatchRepair \
-  | grep -E '"state"|"message"' | uniq | sed 's/^ */    /' | tail -6 || true
+echo "  watching the rebuild (rsctl repair watch: WatchRepair's progress on stderr, until it ends; exit 7 unless VERIFIED):"
+show "${RSCTL[@]}" --token dev-viewer repair watch "$rebuild" 2>&1 | sed 's/^/    /' | tail -8 || true
 for r in "$replay" "$tombstone" "$removal" "$rebuild"; do
   [ -n "$r" ] || die "CreateRepair did not make one repair per action: $out"
   until_true 180 "repair $r verified" verified "$r"
@@ -222,11 +226,9 @@ show $G "${VIEW[@]}" -d "{\"repair_id\":\"$replay\"}" 127.0.0.1:7105 fitness.v1.
   | python3 -c 'import json,sys
 for i in json.load(sys.stdin).get("items",[]):
     print("  replayed data_id %s at source v%s as %s: %s" % (i["dataId"], i.get("appliedVersion",0), i.get("eventId",""), i.get("outcome","")))'
-out=$(show $G "${OP[@]}" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' 127.0.0.1:7104 fitness.v1.ReconcileService/StartReconciliationRun)
-run=$(field "$out" run.runId)
-until_true 60 "reconciliation run $run" run_done
-n=$(field "$($G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/GetReconciliationRun)" run.discrepancyCount)
-echo "  follow-up run $run: ${n:-0} discrepancies"
-[ "${n:-0}" = 0 ] || [ "${n:-0}" = "" ] || die "the follow-up reconciliation found ${n} discrepancies"
+# --fail-on-discrepancies: exit 8 when the run finds any, 7 when it fails.
+rc=0
+show "${RSCTL[@]}" --token dev-operator reconcile start --detect-id 10001 --depth content --wait --fail-on-discrepancies || rc=$?
+[ "$rc" = 0 ] || die "the follow-up reconciliation did not end clean (rsctl exit $rc)"
 $CH -q "SELECT data_id, version, toString(result) AS result, is_deleted, epoch FROM fitness_result_versions FINAL
         WHERE detect_id = 10001 ORDER BY data_id FORMAT PrettyCompactNoEscapes"

@@ -8,6 +8,12 @@ set -euo pipefail
 G="$RS_ROOT/bin/grpcurl -plaintext"
 # The documented development tokens (see README): dev-viewer, dev-operator, dev-admin.
 OP=(-H "authorization: Bearer dev-operator")
+# rsctl, the operator CLI (make build; bin/rsctl --help): the servers' addresses from
+# env.sh (RS_RESULTS_ADDR ...), with RS_TLS=1 the local CA and client certificate.
+RSCTL=("$RS_ROOT/bin/rsctl")
+if [ "${RS_TLS:-0}" = 1 ]; then
+  RSCTL+=(--tls-ca-file "$RS_TLS_DIR/ca.pem" --tls-cert-file "$RS_TLS_DIR/client.pem" --tls-key-file "$RS_TLS_DIR/client-key.pem")
+fi
 # sql DATABASE QUERY: through the script of the engine the stack runs on (RS_MYSQL_ENGINE).
 sql() { "$RS_ROOT/deploy/local/$RS_MYSQL_ENGINE.sh" sql "$@"; }
 # Both shards' outboxes, whichever shard owns the record.
@@ -75,13 +81,14 @@ echo "== projection lag: $G -H 'authorization: Bearer dev-viewer' 127.0.0.1:7103
 $G -H "authorization: Bearer dev-viewer" 127.0.0.1:7103 fitness.v1.ProjectionService/GetProjectionStatus
 
 echo
-echo "== reconcile campaign 10001 at CONTENT depth (authoritative shards vs ClickHouse), watching the run"
-run=$($G -H "authorization: Bearer dev-operator" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' \
-  127.0.0.1:7104 fitness.v1.ReconcileService/StartReconciliationRun | sed -n 's/.*"runId": "\([0-9a-f]*\)".*/\1/p')
-echo "run $run"
-$G -H "authorization: Bearer dev-viewer" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/WatchReconciliationRun \
-  | grep -E '"state"|"discrepancyCount"|"rowsCompared"|"message"' | tail -4
-$G -H "authorization: Bearer dev-viewer" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/ListDiscrepancies
+echo "== reconcile campaign 10001 at CONTENT depth (authoritative shards vs ClickHouse) with rsctl: --wait follows the run"
+echo "+ bin/rsctl --token dev-operator reconcile start --detect-id 10001 --depth content --wait"
+out=$("${RSCTL[@]}" --token dev-operator -o json reconcile start --detect-id 10001 --depth content --wait)
+run=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["run"]["runId"])' <<<"$out")
+echo "+ bin/rsctl --token dev-viewer runs get $run"
+"${RSCTL[@]}" --token dev-viewer runs get "$run"
+echo "+ bin/rsctl --token dev-viewer discrepancies list $run"
+"${RSCTL[@]}" --token dev-viewer discrepancies list "$run"
 
 "$(dirname "$0")/demo-repair.sh"
 
@@ -100,6 +107,7 @@ cat <<EOT
   Pulsar     pulsar://127.0.0.1:$RS_PULSAR_PORT, admin http://127.0.0.1:$RS_PULSAR_WEB_PORT
 
 Try:
+  bin/rsctl --token dev-viewer runs list --detect-id 10001          (bin/rsctl --help: every command)
   bin/grpcurl -plaintext 127.0.0.1:7101 grpc.health.v1.Health/Check
   bin/grpcurl -plaintext 127.0.0.1:7101 describe fitness.v1.ResultService
   bin/grpcurl -plaintext -H 'authorization: Bearer dev-viewer' -d '{"detect_id": 10001}' 127.0.0.1:7101 fitness.v1.ResultService/ListResults
