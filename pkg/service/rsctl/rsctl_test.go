@@ -8,13 +8,20 @@ import (
 	"testing"
 	"time"
 
+	"io"
+	"log/slog"
+
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/platform/server"
+	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/service/rsctl"
 	"github.com/resultsync/resultsync/pkg/storage/chstore"
 	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+	"github.com/resultsync/resultsync/pkg/testkit/servertest"
+	"github.com/resultsync/resultsync/pkg/testkit/tlstest"
 )
 
 // cli runs rsctl against one platform's servers.
@@ -249,5 +256,56 @@ func TestEnvironment(t *testing.T) {
 	errs.Reset()
 	if code := rsctl.Run(t.Context(), []string{"projection", "status"}, &out, &errs); code != rsctl.ExitUsage {
 		t.Errorf("a client certificate without its key: exit %d, want %d (stderr %q)", code, rsctl.ExitUsage, errs.String())
+	}
+}
+
+type projection struct {
+	fitnessv1.UnimplementedProjectionServiceServer
+}
+
+func (projection) GetProjectionStatus(context.Context, *fitnessv1.GetProjectionStatusRequest) (*fitnessv1.GetProjectionStatusResponse, error) {
+	return &fitnessv1.GetProjectionStatusResponse{AppliedEvents: 42}, nil
+}
+
+// TestTLS: against a server of the shared bootstrap serving mutual TLS,
+// rsctl answers with the CA and the client certificate (--tls-* flags or
+// RSCTL_TLS_*) and fails as unavailable (6) without them: plaintext, TLS
+// without the client certificate, a CA that did not sign the server's.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	ca, other := tlstest.NewCA(t, dir, "ca"), tlstest.NewCA(t, dir, "other-ca")
+	srvCert := ca.Issue(t, dir, "consumer", tlstest.Options{})
+	client := ca.Issue(t, dir, "rsctl", tlstest.Options{})
+	srv, err := server.New(slog.New(slog.NewTextHandler(io.Discard, nil)), server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second,
+		LogLevel: "info", TLS: tlsconfig.Files{CertFile: srvCert.CertFile, KeyFile: srvCert.KeyFile, CAFile: ca.File, ClientAuth: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fitnessv1.RegisterProjectionServiceServer(srv.GRPC(), projection{})
+	servertest.Serve(t, srv)
+
+	run := func(args ...string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := rsctl.Run(t.Context(), append([]string{"--consumer-addr", srv.GRPCAddr(), "--timeout", "5s"}, args...), &out, &errs)
+		return code, out.String(), errs.String()
+	}
+	tlsFlags := []string{"--tls-ca-file", ca.File, "--tls-cert-file", client.CertFile, "--tls-key-file", client.KeyFile}
+	if code, out, errs := run(append(tlsFlags, "projection", "status")...); code != rsctl.ExitOK || !strings.Contains(out, "applied events 42") {
+		t.Errorf("over mutual TLS: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	for name, args := range map[string][]string{
+		"plaintext":             nil,
+		"no client certificate": {"--tls-ca-file", ca.File},
+		"another CA":            {"--tls-ca-file", other.File, "--tls-cert-file", client.CertFile, "--tls-key-file", client.KeyFile},
+	} {
+		if code, _, errs := run(append(args, "projection", "status")...); code != rsctl.ExitUnavailable {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, rsctl.ExitUnavailable, errs)
+		}
+	}
+	t.Setenv("RSCTL_TLS_CA_FILE", ca.File)
+	t.Setenv("RSCTL_TLS_CERT_FILE", client.CertFile)
+	t.Setenv("RSCTL_TLS_KEY_FILE", client.KeyFile)
+	if code, _, errs := run("projection", "status"); code != rsctl.ExitOK {
+		t.Errorf("TLS from RSCTL_TLS_*: exit %d (stderr %q)", code, errs)
 	}
 }
