@@ -88,3 +88,19 @@ func (l *Log) List(ctx context.Context, action string, limit int) ([]Record, err
 	}
 	return out, rows.Err()
 }
+
+// Purge removes at most batch entries recorded before cutoff, oldest first,
+// by a range on the index of audit_log.create_time (control migration
+// 0009), and returns how many it removed. The audit log is kept the longest
+// of the control tables (the repair server's --audit-retention).
+func (l *Log) Purge(ctx context.Context, cutoff time.Time, batch int) (int64, error) {
+	res, err := l.db.ExecContext(ctx, "DELETE FROM audit_log WHERE create_time < ? ORDER BY create_time LIMIT ?", cutoff.UTC(), batch)
+	if err != nil {
+		return 0, fmt.Errorf("purging audit entries older than %s: %w", cutoff.UTC().Format(time.RFC3339), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("purging audit entries: %w", err)
+	}
+	return n, nil
+}

@@ -2,6 +2,7 @@ package repairsvc_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/resultsync/resultsync/pkg/service/repairsvc"
 	"github.com/resultsync/resultsync/pkg/testkit/configtest"
@@ -25,9 +26,18 @@ func TestConfig(t *testing.T) {
 		{Name: "outbox path ignores the broker's URL", Args: []string{"--profile=local", "--replay-path=outbox", "--pulsar-url=http://x"}},
 		{Name: "bad broker URL by default", Args: []string{"--profile=local", "--pulsar-url=http://x"}, WantErr: []string{"pulsar-url"}},
 		{Name: "production without settings", Args: []string{"--profile="}, WantErr: []string{"shards"}},
+		{Name: "retentions", Args: []string{"--profile=local", "--request-log-retention=48h", "--run-retention=720h", "--repair-retention=720h",
+			"--audit-retention=720h", "--retention-interval=10m", "--retention-batch=100", "--retention-pause=0s"}},
+		{Name: "request log kept less than the retry window", Args: []string{"--profile=local", "--request-log-retention=12h"}, WantErr: []string{"request-log-retention"}},
+		{Name: "audit kept less than repairs", Args: []string{"--profile=local", "--audit-retention=720h"}, WantErr: []string{"audit-retention"}},
+		{Name: "runs kept an hour", Args: []string{"--profile=local", "--run-retention=1h"}, WantErr: []string{"run-retention"}},
+		{Name: "no retention batch", Args: []string{"--profile=local", "--retention-batch=0"}, WantErr: []string{"retention batch"}},
 	}, func(t *testing.T, c repairsvc.Config) {
 		if c.Executor.RowsPerSecond != 5000 {
 			t.Errorf("rows per second = %d, want the default 5000", c.Executor.RowsPerSecond)
+		}
+		if c.Retention.Audit < c.Retention.Repairs || c.Retention.RequestLog < 24*time.Hour {
+			t.Errorf("retention %+v: the audit log must be kept longest, request_log at least the retry window", c.Retention)
 		}
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
+	"github.com/resultsync/resultsync/pkg/platform/retention"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/platform/tlsconfig"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
@@ -70,6 +71,9 @@ type Config struct {
 	// LagInterval is how often the projection's lag per shard is measured
 	// from durable state (pkg/delivery/lagwatch; the repair server has every store).
 	LagInterval time.Duration
+	// Retention is how long each growing table keeps its rows (the
+	// retention worker; retention.go).
+	Retention Retention
 }
 
 // Load reads the configuration from args (without the program name) and the
@@ -107,6 +111,7 @@ func Load(args []string) (Config, error) {
 		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
 	l.Duration(&c.LagInterval, "lag-interval", "RS_REPAIR_LAG_INTERVAL", 15*time.Second,
 		"how often the projection's lag per shard is measured from ClickHouse and the shards' outboxes (projection_durable_lag_seconds)")
+	c.Retention.flags(l)
 	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
 	}
@@ -118,7 +123,7 @@ func (c *Config) Validate() error { return config.Validate("repair", c.check) }
 
 // check reports every invalid setting (config.Loader.Load, config.Validate).
 func (c *Config) check(loaded bool) error {
-	errs := []error{c.Server.Validate(), c.Executor.Validate(), c.Stores.Check(stores.All, loaded)}
+	errs := []error{c.Server.Validate(), c.Executor.Validate(), c.Stores.Check(stores.All, loaded), c.Retention.Validate()}
 	if _, err := logging.New(io.Discard, "repair", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -163,6 +168,7 @@ type Service struct {
 	store *repair.Store
 	exec  *repair.Executor
 	lag   *lagwatch.Exporter
+	ret   *retention.Worker
 	// The broker path only: the publishing client, the probe's client and
 	// the publisher.
 	client, probe pulsar.Client
@@ -241,6 +247,9 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		lagShards = append(lagShards, lagwatch.Shard{ID: sh.ID, DB: dbs[i]})
 	}
 	s.lag = lagwatch.NewExporter(log, lagwatch.New(s.pools.CH, lagShards), cfg.LagInterval, s.srv.Registry())
+	if s.ret, err = newRetention(log, cfg.Retention, s.pools, s.srv.Registry()); err != nil {
+		return nil, err
+	}
 	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control)))
 	if cfg.AllowSelfApproval {
 		log.Warn("self-approval is allowed (--allow-self-approval): the requester of a removal or rebuild may approve it; use only where one operator runs the platform")
@@ -273,6 +282,10 @@ func (s *Service) HTTPAddr() string { return s.srv.HTTPAddr() }
 // serving and Run returns its error. Worker "lag-exporter" measures the
 // projection's lag per shard from durable state every --lag-interval
 // (pkg/delivery/lagwatch); a store it cannot read shows as projection_lag_up 0.
+// Worker "retention" removes what each growing table holds beyond its
+// retention every --retention-interval (Retention; pkg/platform/retention):
+// a purge that fails is counted (retention_errors_total) and tried again at
+// the next round, never a reason to stop.
 func (s *Service) Run(ctx context.Context) error {
 	defer s.close()
 	probes := append([]server.Probe{{Name: "control", Check: s.store.Ping}, s.pools.ClickHouseProbe(true)}, s.pools.ShardProbes()...)
@@ -281,7 +294,8 @@ func (s *Service) Run(ctx context.Context) error {
 		// attempts) while the broker is away; the rest of the server works.
 		probes = append(probes, server.Probe{Name: "pulsar", Partial: true, Check: s.lookup})
 	}
-	return s.srv.Run(ctx, []server.Worker{{Name: "repair-executor", Run: s.exec.Run}, {Name: "lag-exporter", Run: s.lag.Run}}, probes)
+	return s.srv.Run(ctx, []server.Worker{{Name: "repair-executor", Run: s.exec.Run}, {Name: "lag-exporter", Run: s.lag.Run},
+		{Name: "retention", Run: s.ret.Run, Stall: s.cfg.Retention.Stall()}}, probes)
 }
 
 // lookup asks the broker for the topic's partitions (the probe client's
