@@ -247,7 +247,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		lagShards = append(lagShards, lagwatch.Shard{ID: sh.ID, DB: dbs[i]})
 	}
 	s.lag = lagwatch.NewExporter(log, lagwatch.New(s.pools.CH, lagShards), cfg.LagInterval, s.srv.Registry())
-	if s.ret, err = newRetention(log, cfg.Retention, s.pools, s.srv.Registry()); err != nil {
+	if s.ret, err = newRetention(log, cfg.Retention, s.pools, chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster), s.srv.Registry()); err != nil {
 		return nil, err
 	}
 	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control)))

@@ -15,13 +15,14 @@ import (
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
 	"github.com/resultsync/resultsync/pkg/write/resultstore"
 )
 
 // Retention is how long each growing table keeps its rows, and the cadence
 // of the worker that removes the rest (pkg/platform/retention). The repair
 // server runs it because it is the one server with every store: the shards
-// (request_log), and the control database, where a run, its discrepancies
+// (request_log), ClickHouse (dead_letters) and the control database, where a run, its discrepancies
 // and the repairs that name them must be judged together.
 type Retention struct {
 	// RequestLog keeps the write path's idempotency keys on every shard; at
@@ -32,6 +33,8 @@ type Retention struct {
 	Runs time.Duration
 	// Repairs keeps ended repairs, their items, progress and transitions.
 	Repairs time.Duration
+	// DeadLetters keeps the consumer's dead letters (ClickHouse dead_letters).
+	DeadLetters time.Duration
 	// Audit keeps the audit log: the longest of all.
 	Audit time.Duration
 	retention.Config
@@ -43,6 +46,7 @@ const (
 	DefaultRunRetention        = 90 * 24 * time.Hour
 	DefaultRepairRetention     = 180 * 24 * time.Hour
 	DefaultAuditRetention      = 400 * 24 * time.Hour
+	DefaultDeadLetterRetention = 30 * 24 * time.Hour
 )
 
 // flags defines the retention settings on l.
@@ -53,6 +57,8 @@ func (r *Retention) flags(l *config.Loader) {
 		"keep ended reconciliation runs and their discrepancies this long (a run a kept repair names, or with an unresolved discrepancy, is kept)")
 	l.Duration(&r.Repairs, "repair-retention", "RS_RETENTION_REPAIRS", DefaultRepairRetention,
 		"keep ended repairs with their items, progress and transitions this long (repairs of a controlled rebuild are kept)")
+	l.Duration(&r.DeadLetters, "dead-letter-retention", "RS_RETENTION_DEAD_LETTERS", DefaultDeadLetterRetention,
+		"keep the consumer's dead letters (ClickHouse dead_letters; the messages stay on the dead-letter topic for its own retention) this long")
 	l.Duration(&r.Audit, "audit-retention", "RS_RETENTION_AUDIT", DefaultAuditRetention,
 		"keep the audit log this long; at least every other retention")
 	l.Duration(&r.Interval, "retention-interval", "RS_RETENTION_INTERVAL", retention.DefaultInterval, "how often the retention worker purges every table")
@@ -72,12 +78,12 @@ func (r Retention) Validate() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"run-retention", r.Runs}, {"repair-retention", r.Repairs}} {
+	}{{"run-retention", r.Runs}, {"repair-retention", r.Repairs}, {"dead-letter-retention", r.DeadLetters}} {
 		if d.v < 24*time.Hour {
 			errs = append(errs, fmt.Errorf("%s must be at least 24h, got %s", d.name, d.v))
 		}
 	}
-	if longest := max(r.RequestLog, r.Runs, r.Repairs); r.Audit < longest {
+	if longest := max(r.RequestLog, r.Runs, r.Repairs, r.DeadLetters); r.Audit < longest {
 		errs = append(errs, fmt.Errorf("audit-retention %s must be at least every other retention (%s): the audit trail outlives what it audits", r.Audit, longest))
 	}
 	return errors.Join(errs...)
@@ -86,10 +92,10 @@ func (r Retention) Validate() error {
 // newRetention builds the retention worker over the pools: request_log on
 // every shard, then runs, repairs and the audit log in the control
 // database. Replicas take turns by a lock of the control database.
-func newRetention(log *slog.Logger, r Retention, pools *stores.Pools, reg prometheus.Registerer) (*retention.Worker, error) {
+func newRetention(log *slog.Logger, r Retention, pools *stores.Pools, dead *chstore.Projection, reg prometheus.Registerer) (*retention.Worker, error) {
 	cfg := r.Config
 	cfg.Lock = retention.MySQLLock(pools.Control, "resultsync.retention.")
-	w, err := retention.New(log.With("worker", "retention"), cfg, reg, retentionTables(r, pools))
+	w, err := retention.New(log.With("worker", "retention"), cfg, reg, retentionTables(r, pools, dead))
 	if err != nil {
 		return nil, fmt.Errorf("retention worker: %w", err)
 	}
@@ -99,8 +105,9 @@ func newRetention(log *slog.Logger, r Retention, pools *stores.Pools, reg promet
 // retentionTables are the purges of the worker, in the order a round runs
 // them: request_log on every shard, runs (before the repairs, so a run
 // whose last repair goes in this round goes at the next one), repairs, the
-// audit log.
-func retentionTables(r Retention, pools *stores.Pools) []retention.Table {
+// audit log, and the dead letters of the projection dead (none when nil):
+// a day of them per call, ClickHouse having no row-bounded DELETE.
+func retentionTables(r Retention, pools *stores.Pools, dead *chstore.Projection) []retention.Table {
 	var tables []retention.Table
 	for i, db := range pools.Shards {
 		tables = append(tables, retention.Table{Name: "request_log", Store: pools.Map.Shards[i].ID, Retention: r.RequestLog,
@@ -125,5 +132,12 @@ func retentionTables(r Retention, pools *stores.Pools) []retention.Table {
 				return retention.Removed{"audit_log": n}, err
 			}},
 	)
+	if dead != nil {
+		tables = append(tables, retention.Table{Name: "dead_letters", Store: "clickhouse", Retention: r.DeadLetters,
+			Purge: func(ctx context.Context, cutoff time.Time, _ int) (retention.Removed, error) {
+				n, err := dead.PurgeDeadLetters(ctx, cutoff)
+				return retention.Removed{"dead_letters": n}, err
+			}})
+	}
 	return tables
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/model/shard"
 	"github.com/resultsync/resultsync/pkg/platform/retention"
 	"github.com/resultsync/resultsync/pkg/service/stores"
+	"github.com/resultsync/resultsync/pkg/storage/chstore"
 	"github.com/resultsync/resultsync/pkg/storage/schema"
 	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 	"github.com/resultsync/resultsync/pkg/testkit/metrictest"
@@ -112,7 +113,8 @@ func (s seeder) ids(q string) []string {
 }
 
 // TestRetention runs the repair server's retention worker, as New builds it
-// (a batch of 2 rows), over two real shards and a real control database
+// (a batch of 2 rows), over two real shards, a real control database and a
+// real ClickHouse projection
 // holding rows on both sides of every retention: each purge removes what is
 // older than its setting, in batches of at most 2, and keeps what is newer,
 // what has not ended, and what a kept run or repair still needs; the
@@ -120,6 +122,8 @@ func (s seeder) ids(q string) []string {
 func TestRetention(t *testing.T) {
 	shard0, shard1 := infratest.NewMySQLDatabase(t, schema.Shard), infratest.NewMySQLDatabase(t, schema.Shard)
 	control := infratest.NewMySQLDatabase(t, schema.Control)
+	ch := infratest.NewClickHouseDatabase(t, true)
+	dead := chstore.NewProjection(ch.Conn)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	s0, s1, c := seeder{t, shard0.DB, now}, seeder{t, shard1.DB, now}, seeder{t, control.DB, now}
 
@@ -180,8 +184,17 @@ func TestRetention(t *testing.T) {
 	c.audit("audit-new-1", 399*day)
 	c.audit("audit-new-2", time.Hour)
 
+	// Dead letters: 30 days.
+	for i, age := range []time.Duration{30*day + time.Hour, 30*day + 2*time.Hour, 30*day + 3*time.Hour, 29 * day} {
+		if err := dead.InsertDeadLetter(context.Background(), chstore.DeadLetter{Time: now.Add(-age), MessageID: fmt.Sprint(i), EventID: fmt.Sprintf("dead-%d", i),
+			Reason: "r", Payload: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	r := Retention{RequestLog: DefaultRequestLogRetention, Runs: DefaultRunRetention, Repairs: DefaultRepairRetention, Audit: DefaultAuditRetention,
-		Config: retention.Config{Interval: time.Hour, Batch: 2, CallTimeout: time.Minute}}
+		DeadLetters: DefaultDeadLetterRetention,
+		Config:      retention.Config{Interval: time.Hour, Batch: 2, CallTimeout: time.Minute}}
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +203,7 @@ func TestRetention(t *testing.T) {
 	// Every purge call's removed rows, per table and store, in order.
 	var mu sync.Mutex
 	calls := map[string][]int64{}
-	tables := retentionTables(r, pools)
+	tables := retentionTables(r, pools, dead)
 	for i := range tables {
 		tb := tables[i]
 		purge := tb.Purge
@@ -252,7 +265,17 @@ func TestRetention(t *testing.T) {
 		}
 	}
 
-	// In batches of at most 2 rows, until a call removed nothing.
+	left, err := dead.DeadLetters(ctx, 0, 10)
+	if err != nil || len(left) != 1 || left[0].EventID != "dead-3" {
+		t.Errorf("dead letters after the round = %+v, %v; want dead-3 (29 days old) alone", left, err)
+	}
+
+	// In batches of at most 2 rows, until a call removed nothing (dead
+	// letters: a day of them per call, ClickHouse has no row-bounded DELETE).
+	if diff := cmp.Diff([]int64{3, 0}, calls["dead_letters/clickhouse"]); diff != "" {
+		t.Errorf("dead letters removed per call (-want +got):\n%s", diff)
+	}
+	delete(calls, "dead_letters/clickhouse")
 	for name, got := range calls {
 		for _, n := range got {
 			if n > 2 {
@@ -281,7 +304,7 @@ func TestRetention(t *testing.T) {
 		{"reconcile_run", "control", 5}, {"discrepancy", "control", 7},
 		{"repair", "control", 5}, {"repair_item", "control", 3}, {"repair_progress", "control", 1},
 		{"repair_transition", "control", 2}, {"repair_request", "control", 3},
-		{"audit_log", "control", 5},
+		{"audit_log", "control", 5}, {"dead_letters", "clickhouse", 3},
 	} {
 		if got := series(t, reg, "retention_rows_purged_total", m.table, m.store); got != m.want {
 			t.Errorf("retention_rows_purged_total{table=%q,store=%q} = %v, want %v", m.table, m.store, got, m.want)
