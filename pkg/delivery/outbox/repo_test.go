@@ -175,3 +175,93 @@ func TestClaimSlotsAreExclusiveAndTakenOver(t *testing.T) {
 		t.Error("the dropped holder still believes it holds its slot")
 	}
 }
+
+// A standby session waits for a slot in one blocking GET_LOCK instead of
+// polling: it takes the slot the moment its holder releases it (well before
+// its wait ends), gives up with false when nobody releases within the wait,
+// and a cancelled context ends the wait at once (the driver closes the
+// connection) without leaving the slot taken.
+func TestTakeWaitingBlocksUntilTheSlotIsReleased(t *testing.T) {
+	ctx := context.Background()
+	db := infratest.NewMySQLDatabase(t, schema.Shard)
+	repo := outbox.NewRepo("shard-0", db.DB)
+	open := func() *outbox.SlotSession {
+		t.Helper()
+		s, err := repo.OpenSlotSession(ctx, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close(ctx) })
+		return s
+	}
+	holder := open()
+	if ok, err := holder.Take(ctx, 1); err != nil || !ok {
+		t.Fatalf("holder: Take = %v, %v", ok, err)
+	}
+
+	// Nobody releases: false after the wait (whole seconds: 1s), not before.
+	standby := open()
+	start := time.Now()
+	ok, err := standby.TakeWaiting(ctx, 1, 0, time.Second)
+	if err != nil || ok {
+		t.Fatalf("standby with the slot held: TakeWaiting = %v, %v; want false, nil", ok, err)
+	}
+	if took := time.Since(start); took < 900*time.Millisecond {
+		t.Errorf("TakeWaiting gave up after %s, want it to wait its whole second", took)
+	}
+
+	// Released during a long wait: taken then, not at the wait's end.
+	const long = 60 * time.Second
+	type result struct {
+		ok  bool
+		err error
+		at  time.Time
+	}
+	got := make(chan result, 1)
+	go func() {
+		ok, err := standby.TakeWaiting(ctx, 1, 0, long)
+		got <- result{ok, err, time.Now()}
+	}()
+	db.WaitRunning(t, "SELECT GET_LOCK(", 1, 10*time.Second)
+	released := time.Now()
+	holder.Close(ctx)
+	select {
+	case r := <-got:
+		if r.err != nil || !r.ok {
+			t.Fatalf("standby after the release: TakeWaiting = %v, %v; want true", r.ok, r.err)
+		}
+		if standby.Slot() != 0 {
+			t.Errorf("standby holds slot %d, want 0", standby.Slot())
+		}
+		if lag := r.at.Sub(released); lag > long/2 {
+			t.Errorf("the standby took the slot %s after its release", lag)
+		}
+	case <-time.After(long / 2):
+		t.Fatalf("the standby still waits %s after the holder released the slot", long/2)
+	}
+
+	// Cancelled while waiting: returns at once with the context's error.
+	waiter := open()
+	cctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		ok, err := waiter.TakeWaiting(cctx, 1, 0, long)
+		if ok {
+			err = fmt.Errorf("took a held slot")
+		}
+		errc <- err
+	}()
+	db.WaitRunning(t, "SELECT GET_LOCK(", 1, 10*time.Second)
+	cancel()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("a cancelled wait returned no error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a cancelled wait did not return within 10s (of a 60s wait)")
+	}
+	if err := standby.Check(ctx); err != nil {
+		t.Errorf("the holder lost its slot to a cancelled waiter: %v", err)
+	}
+}

@@ -75,6 +75,38 @@ func (s *SlotSession) Take(ctx context.Context, slots int) (bool, error) {
 	return false, nil
 }
 
+// TakeWaiting is Take, except that when every slot is held it then waits,
+// up to wait, in one blocking GET_LOCK for slot prefer (modulo slots) to be
+// released: a standby loop costs one statement per wait instead of a poll
+// per slot every second, and takes the slot it waits for the moment its
+// holder releases it or its session ends (the server wakes the waiter). A
+// slot freed meanwhile among the others is found by the next call. wait is
+// in whole seconds, at least one: MySQL 9.7 truncates a fractional GET_LOCK
+// timeout (0.4 does not wait at all) where MariaDB honours it.
+//
+// The wait holds the session's connection (it is the session's own, never
+// a pooled one). When ctx ends during the wait the driver closes the
+// connection, so the call returns at once with ctx's error and the session
+// must be closed; the server ends the waiting statement by its timeout (a
+// lock it takes meanwhile is released with the session).
+func (s *SlotSession) TakeWaiting(ctx context.Context, slots, prefer int, wait time.Duration) (bool, error) {
+	if ok, err := s.Take(ctx, slots); ok || err != nil {
+		return ok, err
+	}
+	i := ((prefer % slots) + slots) % slots
+	secs := max(int64(1), int64((wait+time.Second/2)/time.Second))
+	var got sql.NullInt64
+	var name string
+	if err := s.conn.QueryRowContext(ctx, "SELECT GET_LOCK("+slotName+", ?), "+slotName, i, secs, i).Scan(&got, &name); err != nil {
+		return false, fmt.Errorf("waiting for claim slot %d: %w", i, err)
+	}
+	if got.Valid && got.Int64 == 1 {
+		s.index, s.name = i, name
+		return true, nil
+	}
+	return false, nil
+}
+
 // Slot is the slot held, or -1.
 func (s *SlotSession) Slot() int { return s.index }
 

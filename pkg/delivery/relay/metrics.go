@@ -4,9 +4,9 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics are the relay's Prometheus series.
 type Metrics struct {
-	claimed, reclaimed, sent, failed, parked, lostClaims *prometheus.CounterVec
-	publishSeconds                                       *prometheus.HistogramVec
-	slotsHeld                                            *prometheus.GaugeVec
+	claimed, reclaimed, sent, failed, parked, lostClaims, emptyClaims *prometheus.CounterVec
+	publishSeconds                                                    *prometheus.HistogramVec
+	slotsHeld                                                         *prometheus.GaugeVec
 }
 
 // NewMetrics creates the series and registers them on reg (nil: unregistered).
@@ -15,12 +15,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"shard"})
 	}
 	m := &Metrics{
-		claimed:    counter("relay_claimed_events_total", "Outbox rows claimed."),
-		reclaimed:  counter("relay_expired_claims_total", "Rows claimed again because an earlier claim's lease expired."),
-		sent:       counter("relay_sent_events_total", "Rows marked SENT after the broker acknowledged them."),
-		failed:     counter("relay_failed_publishes_total", "Rows marked FAILED after a failed publish (attempts)."),
-		parked:     counter("relay_parked_events_total", "Rows PARKED after too many failed publishes."),
-		lostClaims: counter("relay_lost_claims_total", "Completions skipped because another claimant owned the row."),
+		claimed:     counter("relay_claimed_events_total", "Outbox rows claimed."),
+		reclaimed:   counter("relay_expired_claims_total", "Rows claimed again because an earlier claim's lease expired."),
+		sent:        counter("relay_sent_events_total", "Rows marked SENT after the broker acknowledged them."),
+		failed:      counter("relay_failed_publishes_total", "Rows marked FAILED after a failed publish (attempts)."),
+		parked:      counter("relay_parked_events_total", "Rows PARKED after too many failed publishes."),
+		lostClaims:  counter("relay_lost_claims_total", "Completions skipped because another claimant owned the row."),
+		emptyClaims: counter("relay_empty_claims_total", "Claims that found nothing eligible (an idle shard's claim rate backs off to one per --max-idle-interval per slot)."),
 		publishSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "relay_publish_seconds", Help: "Time to publish one claimed batch.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
@@ -29,7 +30,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Claim slots of the shard this instance holds (0: it stands by)."}, []string{"shard"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.claimed, m.reclaimed, m.sent, m.failed, m.parked, m.lostClaims, m.publishSeconds, m.slotsHeld)
+		reg.MustRegister(m.claimed, m.reclaimed, m.sent, m.failed, m.parked, m.lostClaims, m.emptyClaims, m.publishSeconds, m.slotsHeld)
 	}
 	return m
 }

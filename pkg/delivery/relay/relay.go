@@ -65,7 +65,21 @@ type Config struct {
 	// publishes). 0 means DefaultCompletionTimeout, or half of what the
 	// lease leaves after the publish timeout when that is less.
 	CompletionTimeout time.Duration
-	PollInterval      time.Duration // idle wait when nothing is eligible
+	// PollInterval is the wait after a claim that found nothing eligible.
+	// A loop that has found nothing for IdleAfter doubles its wait after
+	// each further empty claim, up to MaxIdleInterval; a claim that finds
+	// rows resets it, and the next claim follows at once. So a shard with
+	// any traffic (an event per IdleAfter) is claimed every PollInterval
+	// as before, and only an idle one is claimed less often.
+	PollInterval time.Duration
+	// MaxIdleInterval bounds the idle wait of a claim loop, so it bounds the
+	// claim delay of the first event after a quiet spell (commit-to-SENT of
+	// an isolated event is at most about this plus a publish) and sets the
+	// idle claim rate: ClaimSlots loops per shard each claiming once per
+	// MaxIdleInterval. Under steady traffic the loops find rows and stay at
+	// PollInterval. 0 means DefaultMaxIdleInterval (PollInterval when that
+	// is longer).
+	MaxIdleInterval time.Duration
 	// MaxAttempts is how many attempts — failed publishes and claims whose
 	// lease expired before their outcome was recorded (the claimant
 	// crashed) — an event gets before it is PARKED.
@@ -74,8 +88,9 @@ type Config struct {
 	// ClaimSlots bounds how many claim loops work one shard at once,
 	// across every relay instance (see outbox.SlotSession): each instance
 	// runs that many loops per shard, and a loop claims only while it
-	// holds one of the shard's slots; the others stand by and take a slot
-	// over within StandbyInterval of its holder's death. 0 means
+	// holds one of the shard's slots; the others stand by, each waiting in
+	// a blocking GET_LOCK (StandbyWait at a time) for a slot, and take it
+	// over when its holder releases it or its session ends. 0 means
 	// DefaultClaimSlots.
 	ClaimSlots int
 	// FatalClaimFailures is how many consecutive cycles every shard must
@@ -99,17 +114,28 @@ const (
 	DefaultStopTimeout        = 2 * time.Second
 	DefaultCompletionTimeout  = 10 * time.Second
 	DefaultClaimSlots         = 2
+	// DefaultMaxIdleInterval is the default MaxIdleInterval: chosen with
+	// bench/relay's first-event phase and bench/idle (docs/design.md,
+	// "Quiet when idle").
+	DefaultMaxIdleInterval = 200 * time.Millisecond
 )
 
-// StandbyInterval is how often a loop without a claim slot tries to take
-// one (at most; a quarter of the lease when that is shorter).
-const StandbyInterval = time.Second
+// IdleAfter is how long a claim loop must have found nothing before it
+// backs off from PollInterval towards MaxIdleInterval.
+const IdleAfter = time.Second
+
+// StandbyWait is how long a loop without a claim slot waits, in one
+// blocking GET_LOCK, for the slot it stands by for (at most; a quarter of
+// the lease when that is shorter, and never under one second: the engines
+// wait whole seconds), before it looks at every slot again. It also bounds
+// how long a stopping relay's standby statement lingers on the server.
+const StandbyWait = 5 * time.Second
 
 // DefaultConfig is a sane production default.
 func DefaultConfig() Config {
 	return Config{
 		BatchSize: 500, Lease: 30 * time.Second, PublishTimeout: 10 * time.Second, CompletionTimeout: DefaultCompletionTimeout,
-		PollInterval: 20 * time.Millisecond, MaxAttempts: 20,
+		PollInterval: 20 * time.Millisecond, MaxIdleInterval: DefaultMaxIdleInterval, MaxAttempts: 20,
 		Backoff:            outbox.Backoff{Base: 500 * time.Millisecond, Max: 5 * time.Minute},
 		FatalClaimFailures: DefaultFatalClaimFailures, ClaimSlots: DefaultClaimSlots,
 		// StopTimeout stays 0: DefaultStopTimeout, or what a server derives
@@ -146,6 +172,9 @@ func (c Config) Validate() error {
 	if c.PollInterval <= 0 {
 		errs = append(errs, fmt.Errorf("poll interval must be positive, got %s", c.PollInterval))
 	}
+	if c.MaxIdleInterval < 0 || (c.MaxIdleInterval > 0 && c.MaxIdleInterval < c.PollInterval) {
+		errs = append(errs, fmt.Errorf("max idle interval must be at least the poll interval (%s), or 0 for the default, got %s", c.PollInterval, c.MaxIdleInterval))
+	}
 	if c.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("max attempts must be at least 1, got %d", c.MaxAttempts))
 	}
@@ -171,6 +200,9 @@ func (c Config) withDefaults() Config {
 	c.CompletionTimeout = c.completionTimeout()
 	if c.ClaimSlots == 0 {
 		c.ClaimSlots = DefaultClaimSlots
+	}
+	if c.MaxIdleInterval == 0 {
+		c.MaxIdleInterval = max(DefaultMaxIdleInterval, c.PollInterval)
 	}
 	return c
 }
@@ -256,11 +288,11 @@ func (r *Relay) Run(ctx context.Context) error {
 		if slotted {
 			loops = r.cfg.ClaimSlots
 		}
-		for range loops {
+		for k := range loops {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.loop(ctx, cancel, st, ss)
+				r.loop(ctx, cancel, st, ss, k)
 			}()
 		}
 	}
@@ -310,9 +342,14 @@ func (r *Relay) record(shardID string, err error) error {
 		ErrEveryShardRefused, r.cfg.FatalClaimFailures, joined(causes))
 }
 
-func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store, ss slotStore) {
+// loop is claim loop k of shard st: it claims while it holds a claim slot
+// (waiting for one otherwise), backs off while the shard is idle and when
+// cycles fail.
+func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store, ss slotStore, k int) {
 	errWait := r.cfg.PollInterval
-	slots := slotHolder{r: r, ss: ss, shard: st.ShardID()}
+	idle := r.cfg.PollInterval // the wait after the next empty claim, once idle
+	lastWork := time.Now()
+	slots := slotHolder{r: r, ss: ss, shard: st.ShardID(), prefer: k}
 	defer slots.close()
 	for ctx.Err() == nil {
 		var n int
@@ -334,13 +371,19 @@ func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Stor
 			sleep(ctx, errWait)
 			errWait = min(errWait*2, 5*time.Second)
 		case !held:
+			// hold waited (StandbyWait) for a slot already: look again.
 			errWait = r.cfg.PollInterval
-			sleep(ctx, min(StandbyInterval, r.cfg.Lease/4))
 		case n == 0:
 			errWait = r.cfg.PollInterval
-			sleep(ctx, r.cfg.PollInterval)
+			r.metrics.emptyClaims.WithLabelValues(st.ShardID()).Inc()
+			if time.Since(lastWork) < IdleAfter {
+				sleep(ctx, r.cfg.PollInterval)
+				break
+			}
+			sleep(ctx, idle)
+			idle = min(idle*2, r.cfg.MaxIdleInterval)
 		default:
-			errWait = r.cfg.PollInterval
+			errWait, idle, lastWork = r.cfg.PollInterval, r.cfg.PollInterval, time.Now()
 		}
 	}
 }
@@ -351,6 +394,7 @@ type slotHolder struct {
 	r       *Relay
 	ss      slotStore // nil: no slots, always hold
 	shard   string
+	prefer  int // the slot waited for when every slot is held
 	s       *outbox.SlotSession
 	checked time.Time
 }
@@ -380,7 +424,7 @@ func (h *slotHolder) hold(ctx context.Context) (bool, error) {
 		h.checked = time.Now()
 		return true, nil
 	}
-	ok, err := h.s.Take(ctx, h.r.cfg.ClaimSlots)
+	ok, err := h.s.TakeWaiting(ctx, h.r.cfg.ClaimSlots, h.prefer, min(StandbyWait, h.r.cfg.Lease/4))
 	if ok {
 		h.checked = time.Now()
 		h.r.metrics.slotsHeld.WithLabelValues(h.shard).Inc()

@@ -80,7 +80,9 @@ func Load(args []string) (Config, error) {
 	l.Duration(&c.Relay.Lease, "lease", "RS_RELAY_LEASE", d.Lease, "claim lease (> publish timeout + completion timeout)")
 	l.Duration(&c.Relay.PublishTimeout, "publish-timeout", "RS_RELAY_PUBLISH_TIMEOUT", d.PublishTimeout, "bound on one batch's publish")
 	l.Duration(&c.Relay.CompletionTimeout, "completion-timeout", "RS_RELAY_COMPLETION_TIMEOUT", d.CompletionTimeout, "bound on one batch's SENT / FAILED update")
-	l.Duration(&c.Relay.PollInterval, "poll-interval", "RS_RELAY_POLL_INTERVAL", d.PollInterval, "idle poll interval")
+	l.Duration(&c.Relay.PollInterval, "poll-interval", "RS_RELAY_POLL_INTERVAL", d.PollInterval, "wait after a claim that found nothing; once a loop has found nothing for 1s it doubles per empty claim up to --max-idle-interval")
+	l.Duration(&c.Relay.MaxIdleInterval, "max-idle-interval", "RS_RELAY_MAX_IDLE_INTERVAL", d.MaxIdleInterval,
+		"longest wait between claims of an idle shard: bounds the claim delay of the first event after a quiet spell")
 	l.Int(&c.Relay.ClaimSlots, "claim-slots", "RS_RELAY_CLAIM_SLOTS", d.ClaimSlots,
 		"claim loops working one shard at once across every relay instance (added instances stand by for a free slot)")
 	l.Int(&c.Relay.MaxAttempts, "max-attempts", "RS_RELAY_MAX_ATTEMPTS", d.MaxAttempts, "failed publishes before an event is PARKED")

@@ -145,3 +145,26 @@ func (d *MySQLDatabase) Proxied(t testing.TB, maxOpen int) (*Proxy, *sql.DB) {
 	t.Cleanup(func() { db.Close() })
 	return proxy, db
 }
+
+// WaitRunning waits, at most timeout, until n sessions of the database are
+// running a statement that starts with prefix (information_schema.PROCESSLIST,
+// which shows the sessions of the tests' own user), and fails the test
+// otherwise.
+func (d *MySQLDatabase) WaitRunning(t testing.TB, prefix string, n int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var got int
+		if err := d.DB.QueryRowContext(context.Background(),
+			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE CONCAT(?, '%')", prefix).Scan(&got); err != nil {
+			t.Fatalf("reading the sessions of %s: %v", d.Name, err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sessions of %s ran %q within %s, want %d", got, d.Name, prefix, timeout, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
