@@ -110,6 +110,15 @@ stop: ## Stop every server, keeping data.
 status: $(BIN)/grpcurl ## Show the state of every server.
 	deploy/local/status.sh
 
+# The servers' OCI image (deploy/image/build.sh): the reference the
+# Kubernetes manifests run (deploy/kubernetes/kustomization.yaml's images:).
+IMAGE     ?= registry.example.com/resultsync/resultsync
+IMAGE_TAG ?= 0.1.0
+
+.PHONY: image
+image: ## Build the servers' OCI image IMAGE:IMAGE_TAG with buildah (installed when missing), FROM scratch: static binaries, Debian's CA bundle, a non-root user; exported to .local/image/oci.
+	IMAGE=$(IMAGE) IMAGE_TAG=$(IMAGE_TAG) GO=$(GO) deploy/image/build.sh
+
 .PHONY: run
 run: $(BIN)/grpcurl build up ## Bring up the whole platform locally and show it working (builds only what running needs: the servers and grpcurl; the linter is built by make lint).
 	deploy/local/servers.sh start
@@ -120,6 +129,8 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 	RS_MYSQL_ENGINE=mysql RS_MYSQL_ENGINES="mysql mariadb" deploy/local/up.sh
 	deploy/local/chdb.sh install
 	$(MAKE) check-generate lint check-alerts
+	@echo "== the servers' image (buildah, FROM scratch), which deploy/kubernetes's TestImage inspects"
+	$(MAKE) image
 	@echo "== every package: MySQL 9.7 shards and control, ClickHouse 18.16, Pulsar"
 	$(LOCAL_ENV); RS_REQUIRE_INFRA=1 $(GO) test $(GOTEST_FLAGS) ./...
 	@echo "== shard-level packages again on MariaDB 10.11"
