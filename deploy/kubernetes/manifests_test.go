@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -484,6 +485,11 @@ func checkServer(t *testing.T, m *manifests, d *appsv1.Deployment, load func([]s
 	}
 	if d.Name == "gateway" {
 		checkGatewayUpstreams(t, m, env, ports)
+	} else if age, err := time.ParseDuration(env[prefix+"_GRPC_MAX_CONNECTION_AGE"]); err != nil || age <= 0 {
+		// The gateway balances over the pods its DNS answer named; a
+		// connection closed by age makes it resolve again and find new pods.
+		t.Errorf("%s_GRPC_MAX_CONNECTION_AGE = %q: want a positive age, so that the gateway re-resolves the headless Service",
+			prefix, env[prefix+"_GRPC_MAX_CONNECTION_AGE"])
 	}
 }
 
