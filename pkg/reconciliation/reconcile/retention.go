@@ -23,7 +23,10 @@ import (
 //     what the projection shows now, and no age makes a wrong record right.
 //
 // The candidates are read from the index on reconcile_run.end_time (control
-// migration 0009); a run's discrepancies are removed by its run_id index in
+// migration 0009); whether a run has an unresolved discrepancy is read from
+// the campaign's unresolved discrepancies (idx_detect_unresolved: few), not
+// from the run's discrepancies (idx_run: up to a million, read again at
+// every call while a large run is purged); a run's discrepancies are removed by its run_id index in
 // batches, the run row last, by a statement that checks again that no repair
 // names it (a repair created meanwhile keeps the run; its discrepancies were
 // all resolved, so such a repair has nothing of them to act on). A purge
@@ -78,7 +81,8 @@ func (s *RunStore) purgeCandidates(ctx context.Context, cutoff time.Time, batch 
 	rows, err := s.db.QueryContext(ctx, `SELECT r.run_id FROM reconcile_run r
 		WHERE r.end_time < ? AND r.state IN (?, ?, ?)
 		  AND NOT EXISTS (SELECT 1 FROM repair p WHERE p.run_id = r.run_id)
-		  AND NOT EXISTS (SELECT 1 FROM discrepancy d WHERE d.run_id = r.run_id AND d.resolved = 0)
+		  AND NOT EXISTS (SELECT 1 FROM discrepancy d FORCE INDEX (idx_detect_unresolved)
+		                  WHERE d.detect_id = r.detect_id AND d.resolved = 0 AND d.run_id = r.run_id)
 		ORDER BY r.end_time, r.id LIMIT ?`, cutoff.UTC(), StateSucceeded, StateFailed, StateBoundaryNotReached, batch)
 	if err != nil {
 		return nil, fmt.Errorf("finding runs ended before %s: %w", cutoff.UTC().Format(time.RFC3339), err)
