@@ -182,9 +182,9 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Get().Collector())
 	m := newRPCMetrics(reg)
 
-	unary := append([]grpc.UnaryServerInterceptor{m.UnaryServerInterceptor(), logUnary(log), recoverUnary(log),
+	unary := append([]grpc.UnaryServerInterceptor{redactUnary, m.UnaryServerInterceptor(), logUnary(log), recoverUnary(log),
 		defaultDeadline(cfg.RPCTimeout)}, o.unary...)
-	stream := append([]grpc.StreamServerInterceptor{m.StreamServerInterceptor(), logStream(log), recoverStream(log)}, o.stream...)
+	stream := append([]grpc.StreamServerInterceptor{redactStream, m.StreamServerInterceptor(), logStream(log), recoverStream(log)}, o.stream...)
 	gopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...)}
 	gopts = append(gopts, cfg.GRPC.serverOptions()...)
 	var tc *tls.Config

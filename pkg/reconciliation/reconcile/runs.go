@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
 
@@ -107,11 +108,21 @@ var ErrRunNotFound = apierr.New(apierr.NotFound, "reconciliation run not found")
 
 // RunStore keeps runs and discrepancies in the control database.
 type RunStore struct {
-	db *sql.DB
+	db   *sql.DB
+	feed *changefeed.Feed
 }
 
 // NewRunStore returns a store over the control database.
-func NewRunStore(db *sql.DB) *RunStore { return &RunStore{db: db} }
+func NewRunStore(db *sql.DB) *RunStore { return &RunStore{db: db, feed: changefeed.New()} }
+
+// Changes is notified (key RunKey(id)) after every Update of a run through
+// this store, whether it succeeded or not: a watcher in this process reads
+// the run again at once (pkg/platform/changefeed). Updates of other
+// processes are not seen here.
+func (s *RunStore) Changes() *changefeed.Feed { return s.feed }
+
+// RunKey is the Changes key of run id.
+func RunKey(id string) string { return "run:" + id }
 
 func newID() string {
 	b := make([]byte, 16)
@@ -206,6 +217,7 @@ func (s *RunStore) List(ctx context.Context, detectID, before int64, limit int) 
 
 // Update writes a run's mutable fields.
 func (s *RunStore) Update(ctx context.Context, r Run) error {
+	defer s.feed.Notify(RunKey(r.ID))
 	var end any
 	if !r.Ended.IsZero() {
 		end = r.Ended

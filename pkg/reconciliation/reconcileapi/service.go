@@ -6,6 +6,7 @@ package reconcileapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 )
@@ -33,7 +35,7 @@ type Service struct {
 	store  *reconcile.RunStore
 	runner *reconcile.Runner
 	camps  CampaignChecker
-	poll   time.Duration
+	watch  changefeed.WatchOptions
 	// sched and buckets serve ListCampaigns (nil: FAILED_PRECONDITION).
 	sched   *reconcile.ScheduleStore
 	buckets int
@@ -48,11 +50,15 @@ func WithSchedule(sched *reconcile.ScheduleStore, buckets int) Option {
 	return func(s *Service) { s.sched, s.buckets = sched, buckets }
 }
 
+// WithWatch sets how WatchReconciliationRun waits for changes and how long a
+// stream lasts (default changefeed.DefaultWatchOptions).
+func WithWatch(o changefeed.WatchOptions) Option { return func(s *Service) { s.watch = o } }
+
 // New returns the service. Runs started through it are executed by the
 // runner's worker (runner.Run, which the caller runs) and live until it
 // stops.
 func New(store *reconcile.RunStore, runner *reconcile.Runner, camps CampaignChecker, opts ...Option) *Service {
-	s := &Service{store: store, runner: runner, camps: camps, poll: 200 * time.Millisecond}
+	s := &Service{store: store, runner: runner, camps: camps, watch: changefeed.DefaultWatchOptions()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -180,39 +186,46 @@ func (s *Service) ListReconciliationRuns(ctx context.Context, req *fitnessv1.Lis
 }
 
 // WatchReconciliationRun implements fitness.v1.ReconcileService: it sends the
-// run whenever it changes, and returns after the terminal state is sent.
+// run at once and whenever it changes, and returns after the terminal state
+// is sent. It reads the run again when this process updates it (the run
+// store's Changes), at most every MinInterval, and every Poll without a
+// notification (a run of another replica). A stream lasts at most the
+// watch's maximum duration (--watch-max-duration): then it ends with
+// UNAVAILABLE, a status a client retries; watching again resumes, with the
+// current state sent first.
 func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRequest, stream fitnessv1.ReconcileService_WatchReconciliationRunServer) error {
 	if req.GetRunId() == "" {
 		return status.Error(codes.InvalidArgument, "run_id is required")
 	}
 	ctx := stream.Context()
 	var last *fitnessv1.ReconciliationRun
-	for {
+	err := changefeed.Watch(ctx, s.store.Changes(), reconcile.RunKey(req.GetRunId()), s.watch, func(ctx context.Context) (bool, error) {
 		r, err := s.store.Get(ctx, req.GetRunId())
 		if err != nil {
-			return apierr.Status(err)
+			return false, apierr.Status(err)
 		}
 		if err := checkRun(ctx, r); err != nil {
-			return err
+			return false, err
 		}
 		p := toProto(r)
 		if last == nil || last.GetState() != p.GetState() || last.GetBucketsDone() != p.GetBucketsDone() ||
 			last.GetDiscrepancyCount() != p.GetDiscrepancyCount() || last.GetBoundaryRetries() != p.GetBoundaryRetries() ||
 			last.GetInFlightCount() != p.GetInFlightCount() || last.GetMessage() != p.GetMessage() {
 			if err := stream.Send(&fitnessv1.WatchReconciliationRunResponse{Run: p}); err != nil {
-				return err
+				return false, err
 			}
 			last = p
 		}
-		if r.Terminal() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		case <-time.After(s.poll):
-		}
+		return r.Terminal(), nil
+	})
+	switch {
+	case errors.Is(err, changefeed.ErrMaxDuration):
+		return status.Errorf(codes.Unavailable, "WatchReconciliationRun stream ended after its maximum duration of %s (--watch-max-duration); "+
+			"call WatchReconciliationRun again to resume: it sends the current state first", s.watch.MaxDuration)
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return status.FromContextError(ctx.Err()).Err()
 	}
+	return err
 }
 
 // ListDiscrepancies implements fitness.v1.ReconcileService.

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 )
@@ -25,8 +26,9 @@ import (
 // transition row, so concurrent callers (the API, several executors) never
 // overwrite each other's changes.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db   *sql.DB
+	now  func() time.Time
+	feed *changefeed.Feed
 	// afterBatch, when set (internal tests), runs after each committed
 	// batch of CreateRepairs' items; an error stops CreateRepairs there as
 	// a crash would (nothing is cleaned up).
@@ -35,8 +37,20 @@ type Store struct {
 
 // NewStore returns a store over the control database.
 func NewStore(db *sql.DB) *Store {
-	return &Store{db: db, now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }}
+	return &Store{db: db, now: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }, feed: changefeed.New()}
 }
+
+// Changes is notified after every write through this store of a repair
+// (key RepairKey(id)) or a rebuild (RebuildKey(id)), whether it succeeded or
+// not: a watcher in this process reads it again at once
+// (pkg/platform/changefeed). Writes of other processes are not seen here.
+func (s *Store) Changes() *changefeed.Feed { return s.feed }
+
+// RepairKey is the Changes key of repair id.
+func RepairKey(id string) string { return "repair:" + id }
+
+// RebuildKey is the Changes key of rebuild id.
+func RebuildKey(id string) string { return "rebuild:" + id }
 
 const (
 	maxMessage = 2000
@@ -791,6 +805,7 @@ func (s *Store) activeRecords(ctx context.Context, chunk []int64, out map[int64]
 // Approve moves a repair from AWAITING_APPROVAL to EXECUTING, and its
 // rebuild (REBUILD repairs) likewise, recording the approver.
 func (s *Store) Approve(ctx context.Context, id, by, reason string) error {
+	defer s.feed.Notify(RepairKey(id))
 	now := s.now()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		c := change{from: []string{StateAwaitingApproval}, to: StateExecuting, actor: by, note: "approved: " + reason,
@@ -815,6 +830,7 @@ func (s *Store) Approve(ctx context.Context, id, by, reason string) error {
 // switching readers already (then nothing changes and the refusal is
 // apierr.FailedPrecondition).
 func (s *Store) Cancel(ctx context.Context, id, by, reason string) error {
+	defer s.feed.Notify(RepairKey(id))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		c := change{from: []string{StateAwaitingApproval, StateExecuting, StateAwaitingVerification}, to: StateCancelled, actor: by,
 			note: "cancelled: " + reason, set: "message = ?", args: []any{clip("cancelled by "+by+": "+reason, maxMessage)}}
@@ -868,6 +884,7 @@ type ItemResult struct {
 // lease; otherwise nothing changes and the error is errLeaseLost. An item
 // no longer PENDING is left alone (recorded once).
 func (s *Store) FinishItem(ctx context.Context, repairID, owner string, res ItemResult) error {
+	defer s.feed.Notify(RepairKey(repairID))
 	return s.FinishItems(ctx, repairID, owner, []ItemResult{res})
 }
 
@@ -879,6 +896,7 @@ func (s *Store) FinishItem(ctx context.Context, repairID, owner string, res Item
 // counts go to one of the repair's progress slots, chosen at random, so the
 // workers do not queue on one counter row either.
 func (s *Store) FinishItems(ctx context.Context, repairID, owner string, results []ItemResult) error {
+	defer s.feed.Notify(RepairKey(repairID))
 	if len(results) == 0 {
 		return nil
 	}
@@ -977,6 +995,7 @@ func finishItems(ctx context.Context, tx *sql.Tx, repairID string, results []Ite
 // ApplyAllPending marks every PENDING item of a repair APPLIED (a REBUILD
 // repair once its rebuild switched readers).
 func (s *Store) ApplyAllPending(ctx context.Context, repairID, owner, message string) error {
+	defer s.feed.Notify(RepairKey(repairID))
 	now := s.now()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, `UPDATE repair_item SET outcome = 'APPLIED', message = ?, apply_time = ? WHERE repair_id = ? AND outcome = 'PENDING'`,
@@ -1005,6 +1024,7 @@ func (s *Store) ApplyAllPending(ctx context.Context, repairID, owner, message st
 // AwaitVerification moves an EXECUTING repair to AWAITING_VERIFICATION with
 // its verification deadline.
 func (s *Store) AwaitVerification(ctx context.Context, id, actor, note string, deadline time.Time) error {
+	defer s.feed.Notify(RepairKey(id))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := s.changeState(ctx, tx, repairSubject, id, change{from: []string{StateExecuting}, to: StateAwaitingVerification,
 			actor: actor, note: note, set: "verify_deadline = ?, message = ?", args: []any{deadline, clip(note, maxMessage)}}, ErrRepairNotFound)
@@ -1014,6 +1034,7 @@ func (s *Store) AwaitVerification(ctx context.Context, id, actor, note string, d
 
 // SetVerification records the verification result of items (by seq).
 func (s *Store) SetVerification(ctx context.Context, repairID string, seqs []int, result string) error {
+	defer s.feed.Notify(RepairKey(repairID))
 	now := s.now()
 	for i := 0; i < len(seqs); i += itemBatch {
 		chunk := seqs[i:min(i+itemBatch, len(seqs))]
@@ -1032,6 +1053,7 @@ func (s *Store) SetVerification(ctx context.Context, repairID string, seqs []int
 // MarkVerified ends a repair VERIFIED, from AWAITING_VERIFICATION or from a
 // FAILED verification.
 func (s *Store) MarkVerified(ctx context.Context, id, actor, note string) error {
+	defer s.feed.Notify(RepairKey(id))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var ver string
 		var failed int64
@@ -1055,6 +1077,7 @@ func (s *Store) MarkVerified(ctx context.Context, id, actor, note string) error 
 // verification result (VerifyFailed for a failed verification, else the
 // current one is kept when verification is empty).
 func (s *Store) Fail(ctx context.Context, id string, from []string, actor, message, verification string) error {
+	defer s.feed.Notify(RepairKey(id))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		set, args := "message = ?, lease_owner = NULL, lease_expire = NULL", []any{clip(message, maxMessage)}
 		if verification != "" {
@@ -1068,6 +1091,7 @@ func (s *Store) Fail(ctx context.Context, id string, from []string, actor, messa
 
 // SetMessage replaces a repair's message (progress notes).
 func (s *Store) SetMessage(ctx context.Context, id, message string) error {
+	defer s.feed.Notify(RepairKey(id))
 	if _, err := s.db.ExecContext(ctx, "UPDATE repair SET message = ?, update_time = ? WHERE repair_id = ?", clip(message, maxMessage), s.now(), id); err != nil {
 		return fmt.Errorf("updating repair %s: %w", id, err)
 	}
@@ -1326,6 +1350,7 @@ func (s *Store) ListRebuilds(ctx context.Context, detectID int64, state string, 
 
 // ApproveRebuild moves a rebuild from AWAITING_APPROVAL to EXECUTING.
 func (s *Store) ApproveRebuild(ctx context.Context, id, by, reason string) error {
+	defer s.feed.Notify(RebuildKey(id))
 	now := s.now()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		_, err := s.changeState(ctx, tx, rebuildSubject, id, change{from: []string{StateAwaitingApproval}, to: StateExecuting, actor: by,
@@ -1337,6 +1362,7 @@ func (s *Store) ApproveRebuild(ctx context.Context, id, by, reason string) error
 
 // CancelRebuild ends a rebuild before it switches readers.
 func (s *Store) CancelRebuild(ctx context.Context, id, by, reason string) error {
+	defer s.feed.Notify(RebuildKey(id))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		var state string
 		if err := tx.QueryRowContext(ctx, "SELECT state FROM rebuild WHERE rebuild_id = ? FOR UPDATE", id).Scan(&state); err != nil {
@@ -1356,6 +1382,7 @@ func (s *Store) CancelRebuild(ctx context.Context, id, by, reason string) error 
 // the reported phase (the rebuilder's own name for it) is recorded as a
 // transition.
 func (s *Store) RebuildProgress(ctx context.Context, id, phase, reported string, done, total int64, phaseChanged bool) error {
+	defer s.feed.Notify(RebuildKey(id))
 	now := s.now()
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		r, err := tx.ExecContext(ctx, "UPDATE rebuild SET phase = ?, rows_written = ?, rows_total = ?, update_time = ? WHERE rebuild_id = ? AND state = 'EXECUTING'",
@@ -1376,6 +1403,7 @@ func (s *Store) RebuildProgress(ctx context.Context, id, phase, reported string,
 
 // FinishRebuild ends an EXECUTING rebuild in state (VERIFIED or FAILED).
 func (s *Store) FinishRebuild(ctx context.Context, id, state, verification, phase string, rows int64, message string) error {
+	defer s.feed.Notify(RebuildKey(id))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		set, args := "verification = ?, message = ?, rows_written = GREATEST(rows_written, ?)", []any{verification, clip(message, maxMessage), rows}
 		if phase != "" {

@@ -24,6 +24,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
@@ -51,13 +52,24 @@ type Service struct {
 	mgr   *repair.Manager
 	store *repair.Store
 	audit Auditor
-	poll  time.Duration
+	watch changefeed.WatchOptions
 }
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithWatch sets how WatchRepair and WatchRebuild wait for changes and how
+// long a stream lasts (default changefeed.DefaultWatchOptions).
+func WithWatch(o changefeed.WatchOptions) Option { return func(s *Service) { s.watch = o } }
 
 // New returns the service over the manager (rules), the store (reads) and
 // the audit log.
-func New(mgr *repair.Manager, store *repair.Store, a Auditor) *Service {
-	return &Service{mgr: mgr, store: store, audit: a, poll: 200 * time.Millisecond}
+func New(mgr *repair.Manager, store *repair.Store, a Auditor, opts ...Option) *Service {
+	s := &Service{mgr: mgr, store: store, audit: a, watch: changefeed.DefaultWatchOptions()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // ---- validation and errors ----
@@ -546,14 +558,17 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 }
 
 // WatchRepair implements fitness.v1.RepairService: it sends the repair
-// whenever it changes and returns after a terminal state was sent.
+// whenever it changes and returns after a terminal state was sent. A stream
+// lasts at most the watch's maximum duration (--watch-max-duration): then
+// it ends with UNAVAILABLE, and the client resumes by calling WatchRepair
+// again, which sends the current state first (see watch).
 func (s *Service) WatchRepair(req *fitnessv1.WatchRepairRequest, stream fitnessv1.RepairService_WatchRepairServer) error {
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	if err := v.Err(); err != nil {
 		return err
 	}
-	return watch(stream.Context(), s.poll,
+	return watch(stream.Context(), s.watch, s.store.Changes(), repair.RepairKey(req.GetRepairId()), "WatchRepair",
 		func(ctx context.Context) (*fitnessv1.Repair, bool, error) {
 			r, err := s.store.GetRepair(ctx, req.GetRepairId())
 			if err != nil {
@@ -571,32 +586,38 @@ func (s *Service) WatchRepair(req *fitnessv1.WatchRepairRequest, stream fitnessv
 		func(p *fitnessv1.Repair) error { return stream.Send(&fitnessv1.WatchRepairResponse{Repair: p}) })
 }
 
-// watch polls a resource every poll and sends it whenever changed says it
-// moved (and once at the start), until it is terminal or ctx ends.
-func watch[P any](ctx context.Context, poll time.Duration, fetch func(context.Context) (P, bool, error),
+// watch sends a resource at once and then whenever changed says it moved,
+// until it is terminal or ctx ends. It reads the resource again when this
+// process changes it (the store's Changes, key), at most every
+// o.MinInterval, and every o.Poll without a notification (a change made by
+// another replica). After o.MaxDuration the stream ends with UNAVAILABLE,
+// a status a client retries: watching again resumes, with the current
+// state sent first.
+func watch[P any](ctx context.Context, o changefeed.WatchOptions, feed *changefeed.Feed, key, rpc string, fetch func(context.Context) (P, bool, error),
 	changed func(last, cur P) bool, send func(P) error) error {
 	var last P
 	first := true
-	for {
+	err := changefeed.Watch(ctx, feed, key, o, func(ctx context.Context) (bool, error) {
 		p, terminal, err := fetch(ctx)
 		if err != nil {
-			return apierr.StatusIn(controlDB, err)
+			return false, apierr.StatusIn(controlDB, err)
 		}
 		if first || changed(last, p) {
 			if err := send(p); err != nil {
-				return err
+				return false, err
 			}
 			last, first = p, false
 		}
-		if terminal {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return status.FromContextError(ctx.Err()).Err()
-		case <-time.After(poll):
-		}
+		return terminal, nil
+	})
+	switch {
+	case errors.Is(err, changefeed.ErrMaxDuration):
+		return status.Errorf(codes.Unavailable, "%s stream ended after its maximum duration of %s (--watch-max-duration); call %s again to resume: it sends the current state first",
+			rpc, o.MaxDuration, rpc)
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return status.FromContextError(ctx.Err()).Err()
 	}
+	return err
 }
 
 // CancelRepair implements fitness.v1.RepairService.
@@ -750,7 +771,8 @@ func (s *Service) ListRebuilds(ctx context.Context, req *fitnessv1.ListRebuildsR
 }
 
 // WatchRebuild implements fitness.v1.RepairService: it sends the rebuild
-// whenever it changes and returns after a terminal state was sent.
+// whenever it changes and returns after a terminal state was sent, or ends
+// with UNAVAILABLE at the watch's maximum duration (as WatchRepair).
 func (s *Service) WatchRebuild(req *fitnessv1.WatchRebuildRequest, stream fitnessv1.RepairService_WatchRebuildServer) error {
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
@@ -760,7 +782,7 @@ func (s *Service) WatchRebuild(req *fitnessv1.WatchRebuildRequest, stream fitnes
 	if err := auth.CheckPlatform(stream.Context(), rebuilds); err != nil {
 		return err
 	}
-	return watch(stream.Context(), s.poll,
+	return watch(stream.Context(), s.watch, s.store.Changes(), repair.RebuildKey(req.GetRebuildId()), "WatchRebuild",
 		func(ctx context.Context) (*fitnessv1.Rebuild, bool, error) {
 			rb, err := s.store.GetRebuild(ctx, req.GetRebuildId())
 			if err != nil {

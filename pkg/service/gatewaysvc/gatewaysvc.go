@@ -48,6 +48,8 @@ type Config struct {
 	Server server.Config
 	// APIAddr is where the JSON API listens (":0" picks a port).
 	APIAddr string
+	// API bounds the JSON API's requests: body size, read and idle timeouts.
+	API APILimits
 	// OpenAPIFile is the merged OpenAPI document served under /openapiv2/.
 	OpenAPIFile string
 	// Backend gRPC addresses.
@@ -67,6 +69,7 @@ func Load(args []string) (Config, error) {
 	l := config.NewLoader("gateway")
 	c.Server.Flags(l, "RS_GATEWAY", "127.0.0.1:7106", "127.0.0.1:7206")
 	l.String(&c.APIAddr, "api-addr", "RS_GATEWAY_API_ADDR", "127.0.0.1:7100", "JSON API listen address")
+	c.API.flags(l)
 	l.String(&c.OpenAPIFile, "openapi-file", "RS_GATEWAY_OPENAPI_FILE", "gen/openapiv2/resultsync.swagger.json", "OpenAPI document to serve")
 	l.String(&c.ResultsAddr, "results-addr", "RS_RESULTS_ADDR", "127.0.0.1:7101", "results gRPC address")
 	l.String(&c.RelayAddr, "relay-addr", "RS_RELAY_ADDR", "127.0.0.1:7102", "relay gRPC address")
@@ -86,7 +89,7 @@ func (c *Config) Validate() error { return config.Validate("gateway", c.check) }
 // check reports every invalid setting (config.Loader.Load, config.Validate;
 // the gateway has no required setting of its own).
 func (c *Config) check(bool) error {
-	errs := []error{c.Server.Validate(), c.BackendTLS.CheckClient("backend TLS")}
+	errs := []error{c.Server.Validate(), c.BackendTLS.CheckClient("backend TLS"), c.API.check()}
 	if _, err := logging.New(io.Discard, "gateway", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -188,6 +191,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if err != nil {
 		return nil, fmt.Errorf("reading OpenAPI document: %w", err)
 	}
+	cfg.API = cfg.API.withDefaults()
 	s := &Service{log: log, cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -232,7 +236,8 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 		_, _ = w.Write(openapi)
 	})
 	root.HandleFunc("/healthz", s.backendHealth)
-	s.api = &http.Server{Handler: root, ReadHeaderTimeout: 10 * time.Second, ErrorLog: server.HTTPErrorLog(log)}
+	s.api = &http.Server{Handler: limitBodies(int64(cfg.API.MaxBodyBytes), root), ReadHeaderTimeout: cfg.API.ReadHeaderTimeout,
+		ReadTimeout: cfg.API.ReadTimeout, IdleTimeout: cfg.API.IdleTimeout, ErrorLog: server.HTTPErrorLog(log)}
 	var lc net.ListenConfig
 	if s.apiLis, err = lc.Listen(ctx, "tcp", cfg.APIAddr); err != nil {
 		return nil, fmt.Errorf("listening for the JSON API on %s: %w", cfg.APIAddr, err)
@@ -295,8 +300,12 @@ func (s *Service) serveAPI(ctx context.Context) error {
 }
 
 // httpError answers an error as grpc-gateway does, after renderable has
-// dropped the details it could not render.
+// dropped the details it could not render and the internal addresses; a
+// request whose body was too large or too slow is answered 413 or 408.
 func (s *Service) httpError(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if bodyFailure(w, r, int64(s.cfg.API.MaxBodyBytes)) {
+		return
+	}
 	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, s.renderable(err).Err())
 }
 
@@ -308,10 +317,17 @@ func (s *Service) streamError(_ context.Context, err error) *status.Status { ret
 // not link: the JSON of an error renders every detail through the type
 // registry, and one unknown type would turn the whole answer into 500
 // "failed to marshal error message" instead of the backend's code and
-// message. Each dropped detail is logged.
+// message. Each dropped detail is logged. The message loses any internal
+// address (server.RedactAddresses): a backend that is down answers 503
+// "... dial tcp <address>: connect: connection refused".
 func (s *Service) renderable(err error) *status.Status {
 	st := status.Convert(err)
 	p := st.Proto()
+	if msg := server.RedactAddresses(p.GetMessage()); msg != p.GetMessage() {
+		p.Message = msg
+		st = status.FromProto(p)
+		p = st.Proto()
+	}
 	var kept []*anypb.Any
 	for _, d := range p.Details {
 		if _, ferr := protoregistry.GlobalTypes.FindMessageByURL(d.GetTypeUrl()); ferr != nil {
@@ -351,7 +367,7 @@ func (s *Service) backendHealth(w http.ResponseWriter, r *http.Request) {
 		resp, err := healthpb.NewHealthClient(b.conn).Check(ctx, &healthpb.HealthCheckRequest{})
 		switch {
 		case err != nil:
-			st = "UNREACHABLE: " + err.Error()
+			st = "UNREACHABLE: " + server.RedactAddresses(err.Error())
 			code = http.StatusServiceUnavailable
 		case resp.GetStatus() != healthpb.HealthCheckResponse_SERVING:
 			st = resp.GetStatus().String()

@@ -20,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/lagwatch"
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
 	"github.com/resultsync/resultsync/pkg/platform/server"
@@ -48,6 +49,9 @@ type Config struct {
 	// ScheduleHolder names this replica in the scheduler lease (empty: host
 	// name and a random suffix).
 	ScheduleHolder string
+	// Watch bounds WatchReconciliationRun streams and sets their fallback
+	// poll (--watch-poll, --watch-max-duration).
+	Watch changefeed.WatchOptions
 }
 
 // Load reads the configuration from args (without the program name) and the
@@ -78,6 +82,7 @@ func Load(args []string) (Config, error) {
 		"rows the scheduled runs compare per second at most, averaged (0: no cap)")
 	l.Duration(&c.Scheduler.LeaseTTL, "schedule-lease-ttl", "RS_RECONCILE_SCHEDULE_LEASE_TTL", sd.LeaseTTL, "scheduler lease duration (renewed every third of it)")
 	l.String(&c.ScheduleHolder, "schedule-holder", "RS_RECONCILE_SCHEDULE_HOLDER", "", "this replica's name in the scheduler lease (default: host name and a random suffix)")
+	c.Watch.Flags(l, "RS_RECONCILE")
 	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
 	}
@@ -89,7 +94,7 @@ func (c *Config) Validate() error { return config.Validate("reconcile", c.check)
 
 // check reports every invalid setting (config.Loader.Load, config.Validate).
 func (c *Config) check(loaded bool) error {
-	errs := []error{c.Server.Validate(), c.Stores.Check(stores.All, loaded)}
+	errs := []error{c.Server.Validate(), c.Stores.Check(stores.All, loaded), c.Watch.Validate()}
 	if _, err := logging.New(io.Discard, "reconcile", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -205,7 +210,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 			return nil, err
 		}
 	}
-	s.api = reconcileapi.New(s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets))
+	s.api = reconcileapi.New(s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets), reconcileapi.WithWatch(cfg.Watch))
 	fitnessv1.RegisterReconcileServiceServer(s.srv.GRPC(), s.api)
 	if err := s.srv.Listen(); err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/relay"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
 	"github.com/resultsync/resultsync/pkg/platform/retention"
@@ -71,6 +72,9 @@ type Config struct {
 	// LagInterval is how often the projection's lag per shard is measured
 	// from durable state (pkg/delivery/lagwatch; the repair server has every store).
 	LagInterval time.Duration
+	// Watch bounds WatchRepair and WatchRebuild streams and sets their
+	// fallback poll (--watch-poll, --watch-max-duration).
+	Watch changefeed.WatchOptions
 	// Retention is how long each growing table keeps its rows (the
 	// retention worker; retention.go).
 	Retention Retention
@@ -91,7 +95,9 @@ func Load(args []string) (Config, error) {
 	l.Int(&c.Executor.WorkersPerShard, "workers-per-shard", "RS_REPAIR_WORKERS_PER_SHARD", d.WorkersPerShard, "items of one repair applied at once per shard (within the rate)")
 	l.Int(&c.Executor.BatchSize, "batch-size", "RS_REPAIR_BATCH_SIZE", d.BatchSize, "replays per shard transaction and control commit at most (bounded by rows-per-second/20 too)")
 	l.Int(&c.Executor.MaxConcurrent, "max-concurrent", "RS_REPAIR_MAX_CONCURRENT", d.MaxConcurrent, "repairs and rebuilds run at once")
-	l.Duration(&c.Executor.Poll, "poll", "RS_REPAIR_POLL", d.Poll, "how often runnable repairs are looked for and leases renewed")
+	l.Duration(&c.Executor.Poll, "poll", "RS_REPAIR_POLL", d.Poll, "while repairs run here: how often their leases are renewed and more runnable work is looked for")
+	l.Duration(&c.Executor.IdlePoll, "idle-poll", "RS_REPAIR_IDLE_POLL", d.IdlePoll,
+		"while none runs here: how often runnable repairs are looked for (work created or approved through this server starts at once; this finds other replicas' work)")
 	l.Duration(&c.Executor.Lease, "lease", "RS_REPAIR_LEASE", d.Lease, "how long a crashed server's repairs wait before another resumes them (>= 3 polls)")
 	l.Duration(&c.Executor.VerifyTimeout, "verify-timeout", "RS_REPAIR_VERIFY_TIMEOUT", d.VerifyTimeout, "verification deadline: keys still wrong after it fail the repair")
 	l.Duration(&c.Executor.VerifyPoll, "verify-poll", "RS_REPAIR_VERIFY_POLL", d.VerifyPoll, "how often an unfinished verification compares again")
@@ -111,6 +117,7 @@ func Load(args []string) (Config, error) {
 		"bound on the broker's acknowledgments of one batch of replays (replay-path broker)")
 	l.Duration(&c.LagInterval, "lag-interval", "RS_REPAIR_LAG_INTERVAL", 15*time.Second,
 		"how often the projection's lag per shard is measured from ClickHouse and the shards' outboxes (projection_durable_lag_seconds)")
+	c.Watch.Flags(l, "RS_REPAIR")
 	c.Retention.flags(l)
 	if err := l.Load(args, c.check); err != nil {
 		return Config{}, err
@@ -124,6 +131,7 @@ func (c *Config) Validate() error { return config.Validate("repair", c.check) }
 // check reports every invalid setting (config.Loader.Load, config.Validate).
 func (c *Config) check(loaded bool) error {
 	errs := []error{c.Server.Validate(), c.Executor.Validate(), c.Stores.Check(stores.All, loaded), c.Retention.Validate()}
+	errs = append(errs, c.Watch.Validate())
 	if _, err := logging.New(io.Discard, "repair", c.Server.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -250,7 +258,7 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if s.ret, err = newRetention(log, cfg.Retention, s.pools, chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster), s.srv.Registry()); err != nil {
 		return nil, err
 	}
-	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control)))
+	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control), repairapi.WithWatch(cfg.Watch)))
 	if cfg.AllowSelfApproval {
 		log.Warn("self-approval is allowed (--allow-self-approval): the requester of a removal or rebuild may approve it; use only where one operator runs the platform")
 	}
