@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the Python client's protobuf and gRPC modules (src/fitness/v1/)
-# from proto/ with PyPI's grpcio-tools (its own protoc), pinned in
-# requirements-generate.txt and installed once into a project-local venv.
+# from proto/ with PyPI's grpcio-tools (its own protoc; the messages' .pyi
+# stubs) and mypy-protobuf's protoc-gen-mypy_grpc (the typed gRPC stubs,
+# *_pb2_grpc.pyi), pinned in requirements-generate.txt and installed once
+# into a project-local venv.
 # Deterministic: run twice, nothing changes (make check-generate relies on it).
 #
 #   clients/python/generate.sh
@@ -28,7 +30,10 @@ mkdir -p "$out/fitness/v1"
 # "from fitness.v1 import reconcile_pb2". The distribution ships the
 # top-level package fitness beside resultsync_client.
 (cd "$root/proto" && "$venv/bin/python" -m grpc_tools.protoc -I . \
-  --python_out="$out" --pyi_out="$out" --grpc_python_out="$out" fitness/v1/*.proto)
+  --python_out="$out" --pyi_out="$out" --grpc_python_out="$out" \
+  --plugin=protoc-gen-mypy_grpc="$venv/bin/protoc-gen-mypy_grpc" --mypy_grpc_out="$out" fitness/v1/*.proto)
 for pkg in "$out/fitness" "$out/fitness/v1"; do
   printf '"""Generated from resultsync'"'"'s proto/ by clients/python/generate.sh: do not edit."""\n' >"$pkg/__init__.py"
 done
+# PEP 561: the package's modules are typed (the .pyi stubs beside them).
+: >"$out/fitness/py.typed"

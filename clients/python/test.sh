@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Runs the Python client's tests (pytest) against the running servers
 # (RS_RESULTS_ADDR, RS_RECONCILE_ADDR, RS_REPAIR_ADDR; the local stack's
-# ports by default). Installs the package and pytest into a project-local
-# venv first (pinned by constraints.txt; skipped when already installed).
+# ports by default; RS_RESULTS_TLS_ADDR, RS_TLS_DIR and RS_TLS_OTHER_DIR for
+# the TLS tests, set by deploy/local/test-clients.sh). Installs the package
+# and its test dependencies into a project-local venv first (pinned by
+# constraints.txt; skipped when already installed). Before the tests, mypy
+# --strict checks the package and the tests against the typed stubs; after
+# them, the package is built into a wheel (pip wheel) in
+# .local/clients/python/dist, installed into a scratch venv and imported.
 #
 #   clients/python/test.sh [pytest args]
 set -euo pipefail
@@ -20,4 +25,18 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   echo "$want" >"$stamp"
 fi
 cd "$here"
-exec "$venv/bin/python" -m pytest -v -p no:cacheprovider "$@"
+"$venv/bin/python" -m mypy
+"$venv/bin/python" -m pytest -v -p no:cacheprovider "$@"
+
+dist=$root/.local/clients/python/dist
+rm -rf "$dist" "$dist.venv"
+"$venv/bin/pip" wheel --quiet --disable-pip-version-check --no-deps -w "$dist" "$here"
+python3 -m venv "$dist.venv"
+"$dist.venv/bin/pip" install --quiet --disable-pip-version-check -c "$here/constraints.txt" "$dist"/resultsync_client-*.whl
+(cd "$dist" && "$dist.venv/bin/python" -c '
+import importlib.resources as r, resultsync_client, fitness.v1.result_pb2_grpc
+for pkg in ("resultsync_client", "fitness"):
+    assert r.files(pkg).joinpath("py.typed").is_file(), pkg + " has no py.typed"
+assert r.files("fitness.v1").joinpath("result_pb2_grpc.pyi").is_file(), "no typed gRPC stubs"
+')
+echo "clients/python: built $(basename "$dist"/resultsync_client-*.whl) (installed and imported in a scratch venv)"

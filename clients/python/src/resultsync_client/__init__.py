@@ -25,7 +25,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence, Type, TypeVar
+from typing import Any, Callable, Iterable, Optional, Type, TypeVar
 
 import grpc
 from google.protobuf import message as _message
@@ -74,25 +74,37 @@ class _BearerToken(
         self._pair = ("authorization", "Bearer " + token)
 
     def _with_token(self, details: grpc.ClientCallDetails) -> grpc.ClientCallDetails:
-        metadata = [m for m in (details.metadata or ()) if m[0] != "authorization"]
-        metadata.append(self._pair)
+        metadata = tuple(m for m in (details.metadata or ()) if m[0] != "authorization") + (self._pair,)
         return _CallDetails(details, metadata)
 
-    def intercept_unary_unary(self, continuation, client_call_details, request):
+    # The continuations' call types are grpc's (private in its stubs): Any here.
+    def intercept_unary_unary(
+        self, continuation: Callable[[grpc.ClientCallDetails, Any], Any], client_call_details: grpc.ClientCallDetails,
+        request: Any,
+    ) -> Any:
         return continuation(self._with_token(client_call_details), request)
 
-    def intercept_unary_stream(self, continuation, client_call_details, request):
+    def intercept_unary_stream(
+        self, continuation: Callable[[grpc.ClientCallDetails, Any], Any], client_call_details: grpc.ClientCallDetails,
+        request: Any,
+    ) -> Any:
         return continuation(self._with_token(client_call_details), request)
 
-    def intercept_stream_unary(self, continuation, client_call_details, request_iterator):
+    def intercept_stream_unary(
+        self, continuation: Callable[[grpc.ClientCallDetails, Any], Any], client_call_details: grpc.ClientCallDetails,
+        request_iterator: Any,
+    ) -> Any:
         return continuation(self._with_token(client_call_details), request_iterator)
 
-    def intercept_stream_stream(self, continuation, client_call_details, request_iterator):
+    def intercept_stream_stream(
+        self, continuation: Callable[[grpc.ClientCallDetails, Any], Any], client_call_details: grpc.ClientCallDetails,
+        request_iterator: Any,
+    ) -> Any:
         return continuation(self._with_token(client_call_details), request_iterator)
 
 
 class _CallDetails(grpc.ClientCallDetails):
-    def __init__(self, base: grpc.ClientCallDetails, metadata: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, base: grpc.ClientCallDetails, metadata: tuple[tuple[str, str | bytes], ...]) -> None:
         self.method = base.method
         self.timeout = base.timeout
         self.metadata = metadata
@@ -155,7 +167,7 @@ def details(err: grpc.RpcError, message_type: Type[M]) -> list[M]:
     """Returns the details of type ``message_type`` that the server attached
     to ``err`` (its ``google.rpc.Status`` in grpc-status-details-bin);
     empty when there are none."""
-    status: Optional[status_pb2.Status] = rpc_status.from_call(err)  # type: ignore[arg-type]
+    status: Optional[status_pb2.Status] = rpc_status.from_call(err)  # type: ignore[arg-type,unused-ignore]
     if status is None:
         return []
     out: list[M] = []
@@ -171,7 +183,7 @@ def version_conflict(err: grpc.RpcError) -> Optional[result_pb2.VersionConflict]
     """Returns the ``VersionConflict`` of an ABORTED correction or deletion
     (the version the caller expected and the record's current one), or None
     when ``err`` is another error."""
-    if err.code() != grpc.StatusCode.ABORTED:  # type: ignore[attr-defined]
+    if err.code() != grpc.StatusCode.ABORTED:  # type: ignore[attr-defined,unused-ignore]
         return None
     found = details(err, result_pb2.VersionConflict)
     return found[0] if found else None
