@@ -25,7 +25,7 @@
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
-G="$RS_ROOT/bin/grpcurl -plaintext"
+G="$RS_ROOT/bin/grpcurl ${GRPCURL_TLS[*]}" # plaintext, or with RS_TLS=1 the local CA and client certificate
 OP=(-H "authorization: Bearer dev-operator")
 ADMIN=(-H "authorization: Bearer dev-admin")
 VIEW=(-H "authorization: Bearer dev-viewer")
@@ -34,7 +34,7 @@ RSCTL=("$RS_ROOT/bin/rsctl")
 if [ "${RS_TLS:-0}" = 1 ]; then
   RSCTL+=(--tls-ca-file "$RS_TLS_DIR/ca.pem" --tls-cert-file "$RS_TLS_DIR/client.pem" --tls-key-file "$RS_TLS_DIR/client-key.pem")
 fi
-CH="clickhouse-client --port $RS_CH_PORT -d $RS_CH_DATABASE"
+CH="clickhouse-client $(ch_client_tls_args | tr '\n' ' ')-d $RS_CH_DATABASE"
 
 # show CMD...: print a command, then run it.
 show() { printf '+ %s\n' "$*" >&2; "$@"; }
@@ -56,14 +56,14 @@ until_true() {
 ch_count_is() { [ "$($CH -q "$1")" = "$2" ]; }
 # repairs_in STATE: "repair_id detect_id" of the repairs in a state.
 repairs_in() {
-  $G "${VIEW[@]}" -d "{\"state\":\"$1\",\"page_size\":1000}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairs | python3 -c 'import json,sys
+  $G "${VIEW[@]}" -d "{\"state\":\"$1\",\"page_size\":1000}" $RS_REPAIR_ADDR fitness.v1.RepairService/ListRepairs | python3 -c 'import json,sys
 for r in json.load(sys.stdin).get("repairs",[]):
     print(r["repairId"], r.get("scope",{}).get("detectId","0"))'
 }
 active_rebuilds() {
   local n=0 st
   for st in REPAIR_STATE_AWAITING_APPROVAL REPAIR_STATE_EXECUTING; do
-    n=$((n + $($G "${VIEW[@]}" -d "{\"detect_id\":10001,\"state\":\"$st\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRebuilds \
+    n=$((n + $($G "${VIEW[@]}" -d "{\"detect_id\":10001,\"state\":\"$st\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ListRebuilds \
       | python3 -c 'import json,sys; print(len(json.load(sys.stdin).get("rebuilds",[])))')))
   done
   echo "$n"
@@ -76,15 +76,15 @@ for st in REPAIR_STATE_AWAITING_APPROVAL REPAIR_STATE_EXECUTING REPAIR_STATE_AWA
   repairs_in "$st" | while read -r id detect; do
     [ "$detect" = 10001 ] || continue
     show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$id\",\"reason\":\"left by an earlier demo run\"}" \
-      127.0.0.1:7105 fitness.v1.RepairService/CancelRepair >/dev/null || true
+      $RS_REPAIR_ADDR fitness.v1.RepairService/CancelRepair >/dev/null || true
   done
 done
 for st in REPAIR_STATE_AWAITING_APPROVAL REPAIR_STATE_EXECUTING; do
-  $G "${VIEW[@]}" -d "{\"detect_id\":10001,\"state\":\"$st\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRebuilds | python3 -c 'import json,sys
+  $G "${VIEW[@]}" -d "{\"detect_id\":10001,\"state\":\"$st\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ListRebuilds | python3 -c 'import json,sys
 for r in json.load(sys.stdin).get("rebuilds",[]):
     print(r["rebuildId"])' | while read -r id; do
     show $G "${ADMIN[@]}" -d "{\"rebuild_id\":\"$id\",\"reason\":\"left by an earlier demo run\"}" \
-      127.0.0.1:7105 fitness.v1.RepairService/CancelRebuild >/dev/null || true
+      $RS_REPAIR_ADDR fitness.v1.RepairService/CancelRebuild >/dev/null || true
   done
 done
 # A rebuild already switching readers cannot be cancelled: it ends by itself.
@@ -94,13 +94,13 @@ echo
 echo "== repair 1/5: four more results of campaign 10001 (a deletion among them)"
 record() {
   $G "${OP[@]}" -d "{\"request_id\":\"demo-record-$1\",\"data_id\":$1,\"detect_id\":10001,\"user_id\":$2,\"project_id\":3,\"school_id\":7,\"grade\":5,\"result\":\"$3\",\"unit\":\"m\"}" \
-    127.0.0.1:7101 fitness.v1.ResultService/RecordResult >/dev/null
+    $RS_RESULTS_ADDR fitness.v1.ResultService/RecordResult >/dev/null
 }
 record 900002 5 1.95
 record 900003 6 2.02
 record 900004 8 2.05
 $G "${OP[@]}" -d '{"request_id":"demo-delete-900003","school_id":7,"data_id":900003,"expected_version":1,"reason":"entered twice"}' \
-  127.0.0.1:7101 fitness.v1.ResultService/DeleteResult >/dev/null
+  $RS_RESULTS_ADDR fitness.v1.ResultService/DeleteResult >/dev/null
 until_true 30 "the new results in ClickHouse" ch_count_is \
   "SELECT count() FROM fitness_result_versions FINAL WHERE data_id IN (900002, 900003, 900004) AND (data_id != 900003 OR is_deleted = 1)" 3
 $CH -q "SELECT data_id, version, toString(result) AS result, is_deleted, epoch FROM fitness_result_versions FINAL
@@ -138,15 +138,15 @@ until_true 60 "the damage visible in the projection" damaged
 
 echo
 echo "== repair 3/5: reconcile campaign 10001 (CONTENT depth)"
-out=$(show $G "${OP[@]}" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' 127.0.0.1:7104 fitness.v1.ReconcileService/StartReconciliationRun)
+out=$(show $G "${OP[@]}" -d '{"scope":{"detect_id":10001},"depth":"RECONCILE_DEPTH_CONTENT"}' $RS_RECONCILE_ADDR fitness.v1.ReconcileService/StartReconciliationRun)
 run=$(field "$out" run.runId)
 run_done() {
   local s
-  s=$(field "$($G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/GetReconciliationRun)" run.state)
+  s=$(field "$($G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" $RS_RECONCILE_ADDR fitness.v1.ReconcileService/GetReconciliationRun)" run.state)
   [ "$s" = RUN_STATE_SUCCEEDED ] || [ "$s" = RUN_STATE_FAILED ]
 }
 until_true 60 "reconciliation run $run" run_done
-out=$(show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7104 fitness.v1.ReconcileService/ListDiscrepancies)
+out=$(show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" $RS_RECONCILE_ADDR fitness.v1.ReconcileService/ListDiscrepancies)
 python3 -c 'import json,sys
 for d in json.loads(sys.argv[1]).get("discrepancies",[]):
     print("  %-45s data_id %s" % (d["class"], d["dataId"]))' "$out"
@@ -157,7 +157,7 @@ want="900002:MISSING_IN_TARGET 900003:DELETION_NOT_APPLIED 900004:CONTENT_MISMAT
 
 echo
 echo "== repair 4/5: plan (dry run: nothing changes), create, approve, redeploy the consumer, approve the rebuild"
-plan=$(show $G "${OP[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7105 fitness.v1.RepairService/PlanRepair)
+plan=$(show $G "${OP[@]}" -d "{\"run_id\":\"$run\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/PlanRepair)
 python3 -c 'import json,sys
 p=json.loads(sys.argv[1])
 for a in p.get("actions",[]):
@@ -171,7 +171,7 @@ floor=$(field "$plan" epochFloor | sed 's/^$/0/')
 live=$(cat "$RS_STATE/consumer.epoch" 2>/dev/null || echo 0)
 epoch=$(( (floor > live ? floor : live) + 1 ))
 out=$(show $G "${OP[@]}" -d "{\"run_id\":\"$run\",\"reason\":\"demo: damaged projection\",\"request_id\":\"demo-repair-$run\",\"rebuild_epoch\":$epoch}" \
-  127.0.0.1:7105 fitness.v1.RepairService/CreateRepair)
+  $RS_REPAIR_ADDR fitness.v1.RepairService/CreateRepair)
 repair_of() {
   python3 -c 'import json,sys
 for r in json.loads(sys.argv[1])["repairs"]:
@@ -185,30 +185,30 @@ for a in replay tombstone removal rebuild; do
   [ -n "${!a}" ] || die "CreateRepair did not make a $a repair (one repair per action expected): $out"
 done
 echo "  replay $replay, tombstone $tombstone (run at once); removal $removal, rebuild $rebuild (await approval)"
-state_of() { field "$($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" 127.0.0.1:7105 fitness.v1.RepairService/GetRepair)" repair.state; }
+state_of() { field "$($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/GetRepair)" repair.state; }
 verified() {
   local s; s=$(state_of "$1")
   case "$s" in
     REPAIR_STATE_VERIFIED) return 0 ;;
-    REPAIR_STATE_FAILED | REPAIR_STATE_CANCELLED) die "repair $1 ended $s: $($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" 127.0.0.1:7105 fitness.v1.RepairService/GetRepair)" ;;
+    REPAIR_STATE_FAILED | REPAIR_STATE_CANCELLED) die "repair $1 ended $s: $($G "${VIEW[@]}" -d "{\"repair_id\":\"$1\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/GetRepair)" ;;
   esac
   return 1
 }
 echo "  the operator who requested it cannot approve it (PERMISSION_DENIED):"
-show $G "${OP[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"mine\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair 2>&1 | sed 's/^/    /' || true
+show $G "${OP[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"mine\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ApproveRepair 2>&1 | sed 's/^/    /' || true
 echo "  the origins of what the removal takes out:"
-show $G "${VIEW[@]}" -d "{\"repair_id\":\"$removal\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairItems \
+show $G "${VIEW[@]}" -d "{\"repair_id\":\"$removal\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ListRepairItems \
   | python3 -c 'import json,sys
 for i in json.load(sys.stdin).get("items",[]):
     for o in i.get("origins",[]):
         print("    data_id %s v%s epoch %s event %s shard %s ingested %s" % (i["dataId"], o.get("version",0), o.get("epoch",0), o.get("eventId",""), o.get("shardId",""), o.get("ingestTime","")))'
-show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"origin is a stray writer\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair >/dev/null
+show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$removal\",\"reason\":\"origin is a stray writer\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ApproveRepair >/dev/null
 until_true 120 "the removal verified" verified "$removal"
 # Removals first: a rebuild only adds rows, so a stray record left in its
 # scope would fail its verification (and roll it back).
 echo "  the fixed mapping is deployed: the consumer restarts at epoch $epoch (it writes the campaign there before the approval)"
 (export RS_CONSUMER_EPOCH=$epoch && show "$RS_ROOT/deploy/local/servers.sh" restart consumer)
-show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$rebuild\",\"reason\":\"mapping fixed in epoch $epoch\"}" 127.0.0.1:7105 fitness.v1.RepairService/ApproveRepair >/dev/null
+show $G "${ADMIN[@]}" -d "{\"repair_id\":\"$rebuild\",\"reason\":\"mapping fixed in epoch $epoch\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ApproveRepair >/dev/null
 echo "  watching the rebuild (rsctl repair watch: WatchRepair's progress on stderr, until it ends; exit 7 unless VERIFIED):"
 show "${RSCTL[@]}" --token dev-viewer repair watch "$rebuild" 2>&1 | sed 's/^/    /' | tail -8 || true
 for r in "$replay" "$tombstone" "$removal" "$rebuild"; do
@@ -218,11 +218,11 @@ done
 
 echo
 echo "== repair 5/5: every repair VERIFIED; the replay kept the source's version and event id; reconcile again"
-show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairs \
+show $G "${VIEW[@]}" -d "{\"run_id\":\"$run\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ListRepairs \
   | python3 -c 'import json,sys
 for r in json.load(sys.stdin).get("repairs",[]):
     print("  %-24s %-24s verification %-28s by %s, approved by %s" % (r["action"], r["state"], r.get("verification",""), r.get("createdBy",""), r.get("approvedBy","-")))'
-show $G "${VIEW[@]}" -d "{\"repair_id\":\"$replay\"}" 127.0.0.1:7105 fitness.v1.RepairService/ListRepairItems \
+show $G "${VIEW[@]}" -d "{\"repair_id\":\"$replay\"}" $RS_REPAIR_ADDR fitness.v1.RepairService/ListRepairItems \
   | python3 -c 'import json,sys
 for i in json.load(sys.stdin).get("items",[]):
     print("  replayed data_id %s at source v%s as %s: %s" % (i["dataId"], i.get("appliedVersion",0), i.get("eventId",""), i.get("outcome","")))'

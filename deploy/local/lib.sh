@@ -4,6 +4,20 @@
 # shellcheck source=deploy/local/env.sh
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
+# How the scripts call the local servers: grpcurl's and curl's transport flags and the
+# scheme of the gateway's JSON API and the metrics listeners. With RS_TLS=1 (env.sh) the local
+# CA verifies the servers and the client certificate is presented (they require it).
+if [ "$RS_TLS" = 1 ]; then
+  GRPCURL_TLS=(-cacert "$RS_TLS_DIR/ca.pem" -cert "$RS_TLS_DIR/client.pem" -key "$RS_TLS_DIR/client-key.pem")
+  CURL_TLS=(--cacert "$RS_TLS_DIR/ca.pem" --cert "$RS_TLS_DIR/client.pem" --key "$RS_TLS_DIR/client-key.pem")
+  # shellcheck disable=SC2034 # used by the scripts that source this file
+  HTTP_SCHEME=https
+else
+  GRPCURL_TLS=(-plaintext)
+  CURL_TLS=()
+  HTTP_SCHEME=http
+fi
+
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 die() { log "ERROR: $*"; exit 1; }
@@ -124,6 +138,37 @@ ensure_tls() {
     flock -w 120 7 || die "another tls.sh holds $RS_STATE/tls.lock"
     RS_TLS_DIR=$RS_TLS_DIR "$(dirname "${BASH_SOURCE[0]}")/tls.sh"
   ) 7>"$RS_STATE/tls.lock" || die "deploy/local/tls.sh failed"
+}
+
+# ch_client_tls_args: clickhouse-client's arguments for the secure native port with RS_TLS=1
+# (a client configuration in $RS_TLS_DIR verifying the server with the CA, presenting the
+# client certificate), or the plaintext port.
+ch_client_tls_args() {
+  if [ "$RS_TLS" != 1 ]; then
+    printf '%s\n' --port "$RS_CH_PORT"
+    return 0
+  fi
+  local cfg=$RS_TLS_DIR/clickhouse-client.xml
+  if [ ! -s "$cfg" ]; then
+    cat >"$cfg.tmp" <<XML
+<?xml version="1.0"?>
+<!-- Written by deploy/local/lib.sh: clickhouse-client over TLS with the local CA. -->
+<yandex>
+    <openSSL>
+        <client>
+            <caConfig>$RS_TLS_DIR/ca.pem</caConfig>
+            <certificateFile>$RS_TLS_DIR/client.pem</certificateFile>
+            <privateKeyFile>$RS_TLS_DIR/client-key.pem</privateKeyFile>
+            <verificationMode>strict</verificationMode>
+            <loadDefaultCAFile>false</loadDefaultCAFile>
+            <invalidCertificateHandler><name>RejectCertificateHandler</name></invalidCertificateHandler>
+        </client>
+    </openSSL>
+</yandex>
+XML
+    mv "$cfg.tmp" "$cfg"
+  fi
+  printf '%s\n' --config-file "$cfg" --secure --port "$RS_CH_SECURE_PORT"
 }
 
 # tls_serving HOST PORT: true when HOST:PORT completes a TLS handshake whose

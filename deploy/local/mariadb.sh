@@ -242,11 +242,16 @@ cmd_status() {
   return 1
 }
 
-# sql DATABASE QUERY: run a query as the resultsync user over TCP, tab-separated with headers.
+# sql DATABASE QUERY: run a query as the resultsync user over TCP, tab-separated with headers;
+# with RS_TLS=1 over TLS, the server verified with the local CA (name and chain).
 cmd_sql() {
   [ $# -eq 2 ] || { echo "usage: $0 sql DATABASE QUERY" >&2; exit 2; }
+  local -a tls=()
+  if [ "$RS_TLS" = 1 ]; then
+    tls=(--ssl-ca="$RS_TLS_DIR/ca.pem" --ssl-cert="$RS_TLS_DIR/client.pem" --ssl-key="$RS_TLS_DIR/client-key.pem" --ssl-verify-server-cert)
+  fi
   "$(client_bin)" --no-defaults --protocol=tcp -h 127.0.0.1 -P "$MY_PORT" \
-    -u "$RS_MYSQL_USER" -p"$RS_MYSQL_PASSWORD" --table "$1" -e "$2"
+    -u "$RS_MYSQL_USER" -p"$RS_MYSQL_PASSWORD" "${tls[@]}" --table "$1" -e "$2"
 }
 
 case "${1:-}" in

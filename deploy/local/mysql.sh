@@ -378,11 +378,16 @@ cmd_status() {
   return 1
 }
 
-# sql DATABASE QUERY: run a query as the resultsync user over TCP, as a table with headers.
+# sql DATABASE QUERY: run a query as the resultsync user over TCP, as a table with headers;
+# with RS_TLS=1 over TLS, the server verified with the local CA (name and chain).
 cmd_sql() {
   [ $# -eq 2 ] || { echo "usage: $0 sql DATABASE QUERY" >&2; exit 2; }
   need_installed
-  client_tcp --table "$1" -e "$2"
+  local -a tls=()
+  if [ "$RS_TLS" = 1 ]; then
+    tls=(--ssl-mode=VERIFY_IDENTITY --ssl-ca="$RS_TLS_DIR/ca.pem" --ssl-cert="$RS_TLS_DIR/client.pem" --ssl-key="$RS_TLS_DIR/client-key.pem")
+  fi
+  client_tcp "${tls[@]}" --table "$1" -e "$2"
 }
 
 # version: the version of the installed mysqld (e.g. 9.7.4-2).

@@ -12,16 +12,26 @@
 #
 # Each server logs JSON to $RS_STATE/logs/<name>.log; start waits until every
 # one answers grpc.health.v1.Health/Check with SERVING, or prints the log tail.
+#
+# RS_TLS=1 (env.sh) runs them fully encrypted: every server serves mutual TLS
+# with the local CA's certificates (.local/tls, deploy/local/tls.sh), the
+# gateway dials the backends over mutual TLS and serves its JSON API over
+# HTTPS, and every server reaches MySQL (tls=resultsync), ClickHouse (its
+# secure native port) and Pulsar (pulsar+ssl://) over TLS. start restarts
+# servers running in the other mode.
 set -euo pipefail
 # shellcheck source=deploy/local/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 BIN=$RS_ROOT/bin
-# name:gRPC port:HTTP (metrics) port
-SERVERS="results:7101:7201 relay:7102:7202 consumer:7103:7203 reconcile:7104:7204 repair:7105:7205 gateway:7106:7206"
+# name:gRPC port:HTTP (metrics) port, from RS_SERVERS_PORT_BASE (env.sh; 7100: 7101:7201 ...).
+B=$RS_SERVERS_PORT_BASE
+SERVERS="results:$((B + 1)):$((B + 101)) relay:$((B + 2)):$((B + 102)) consumer:$((B + 3)):$((B + 103))
+  reconcile:$((B + 4)):$((B + 104)) repair:$((B + 5)):$((B + 105)) gateway:$((B + 6)):$((B + 106))"
 
 # SERVING exactly (grpcurl prints "status": "SERVING"; NOT_SERVING must not match).
-healthy() { "$BIN/grpcurl" -plaintext -max-time 2 "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null | grep -q '"SERVING"'; }
+# With RS_TLS=1 over mutual TLS (lib.sh GRPCURL_TLS): a server of the other mode does not answer.
+healthy() { "$BIN/grpcurl" "${GRPCURL_TLS[@]}" -max-time 2 "127.0.0.1:$1" grpc.health.v1.Health/Check 2>/dev/null | grep -q '"SERVING"'; }
 
 # spawn NAME: start one server in the background, recording its pid.
 spawn() {
@@ -36,6 +46,15 @@ spawn() {
       RS_CONSUMER_EPOCH=$(cat "$RS_STATE/consumer.epoch" 2>/dev/null || echo 0)
       export RS_CONSUMER_EPOCH
     fi
+    # Its listeners (RS_<NAME>_GRPC_ADDR, RS_<NAME>_HTTP_ADDR; the gateway's backends and JSON
+    # API come from env.sh's RS_*_ADDR).
+    local ent n gport hport up
+    for ent in $SERVERS; do
+      IFS=: read -r n gport hport <<<"$ent"
+      [ "$n" = "$name" ] || continue
+      up=$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')
+      export "RS_${up}_GRPC_ADDR=127.0.0.1:$gport" "RS_${up}_HTTP_ADDR=127.0.0.1:$hport"
+    done
     spawn_bg "$RS_STATE/logs/$name.log" "$BIN/$name" && echo "$SPAWNED_PID" >"$RS_STATE/$name.pid"
   )
 }
@@ -52,6 +71,10 @@ port_of() {
 
 start() {
   mkdir -p "$RS_STATE/logs"
+  if [ "$RS_TLS" = 1 ]; then
+    ensure_tls
+    log "RS_TLS=1: every server serves mutual TLS from $RS_TLS_DIR and reaches MySQL, ClickHouse and Pulsar over TLS"
+  fi
   local ent name gport
   for ent in $SERVERS; do
     IFS=: read -r name gport _ <<<"$ent"
@@ -99,7 +122,8 @@ status() {
   for ent in $SERVERS; do
     IFS=: read -r name gport hport <<<"$ent"
     if healthy "$gport"; then
-      printf '%-10s SERVING  grpc 127.0.0.1:%s  metrics http://127.0.0.1:%s/metrics\n' "$name" "$gport" "$hport"
+      printf '%-10s SERVING  grpc 127.0.0.1:%s%s  metrics %s://127.0.0.1:%s/metrics\n' "$name" "$gport" \
+        "$([ "$RS_TLS" = 1 ] && echo ' (mutual TLS)')" "$HTTP_SCHEME" "$hport"
     else
       printf '%-10s DOWN     grpc 127.0.0.1:%s  (log %s)\n' "$name" "$gport" "$RS_STATE/logs/$name.log"
       rc=1

@@ -29,18 +29,19 @@ done
 
 # The events topic: partitioned, keyed by data_id (a record's versions meet in
 # one partition; consumers share partitions through a Failover subscription).
-topic=http://127.0.0.1:$RS_PULSAR_WEB_PORT/admin/v2/persistent/public/default/fitness-result-changed
+# With RS_TLS=1 through the admin API's TLS port (lib.sh CURL_TLS).
+topic=$RS_PULSAR_ADMIN_URL/admin/v2/persistent/public/default/fitness-result-changed
 # Prints the partition count; 0 when the topic is plain or does not exist.
 partitions() {
   local n
-  n=$(curl -s "$topic/partitions" | sed -n 's/.*"partitions":\([0-9]*\).*/\1/p')
+  n=$(curl -s "${CURL_TLS[@]}" "$topic/partitions" | sed -n 's/.*"partitions":\([0-9]*\).*/\1/p')
   echo "${n:-0}"
 }
 if [ "$(partitions)" = 0 ]; then
   # A plain topic of that name (created implicitly by a producer) would shadow
   # the partitioned one: remove it, it holds only already-delivered local events.
-  curl -s -o /dev/null -X DELETE "$topic?force=true" || true
-  code=$(curl -s -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/json' -d "${RS_TOPIC_PARTITIONS:-4}" "$topic/partitions")
+  curl -s "${CURL_TLS[@]}" -o /dev/null -X DELETE "$topic?force=true" || true
+  code=$(curl -s "${CURL_TLS[@]}" -o /dev/null -w '%{http_code}' -X PUT -H 'Content-Type: application/json' -d "${RS_TOPIC_PARTITIONS:-4}" "$topic/partitions")
   case "$code" in
     204|409) ;;
     *) die "creating the partitioned topic failed (HTTP $code at $topic/partitions)" ;;
@@ -49,11 +50,11 @@ fi
 [ "$(partitions)" -gt 0 ] || die "topic fitness-result-changed is not partitioned (see $RS_STATE/logs/pulsar.log)"
 log "topic fitness-result-changed has $(partitions) partitions"
 
-log "applying schema migrations ($RS_MYSQL_ENGINE on $RS_MYSQL_HOST:$RS_MYSQL_PORT, ClickHouse) and the consumer's subscription"
+log "applying schema migrations ($RS_MYSQL_ENGINE on $RS_MYSQL_HOST:$RS_MYSQL_PORT, ClickHouse) and the consumer's subscription$([ "$RS_TLS" = 1 ] && echo ', over TLS')"
 # The migrator also sets the topic's retention and creates the consumer's
 # subscription before anything is published (a broker keeps nothing for a
 # subscription that does not exist yet).
-(cd "$RS_ROOT" && go run ./services/migrate --pulsar-admin-url "http://127.0.0.1:$RS_PULSAR_WEB_PORT") || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
+(cd "$RS_ROOT" && go run ./services/migrate --pulsar-admin-url "$RS_PULSAR_ADMIN_URL") || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
 # The other engines get the same MySQL migrations. The migrator reads its DSNs from RS_SHARDS
 # and RS_CONTROL_DSN (not from RS_MYSQL_PORT), so both are set to the engine's port; ClickHouse
 # was migrated above (an empty address skips it).
