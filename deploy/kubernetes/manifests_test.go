@@ -415,22 +415,28 @@ func checkServer(t *testing.T, m *manifests, d *appsv1.Deployment, load func([]s
 	if ports["grpc"] != grpcPort {
 		t.Errorf("container port grpc = %d, want %d", ports["grpc"], grpcPort)
 	}
-	for name, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-		switch {
+	// Readiness asks /readyz (dependencies), liveness /livez (the process
+	// only: never a dependency), both on the metrics port, which serves TLS
+	// exactly when the server does (kubelet's grpc probes speak plaintext).
+	for _, pc := range []struct {
+		name, path string
+		p          *corev1.Probe
+	}{{"readiness", "/readyz", c.ReadinessProbe}, {"liveness", "/livez", c.LivenessProbe}} {
+		switch p := pc.p; {
 		case p == nil:
-			t.Errorf("no %s probe", name)
-		case p.GRPC == nil:
-			t.Errorf("%s probe is not a gRPC health probe", name)
-		case p.GRPC.Port != grpcPort:
-			t.Errorf("%s probe on port %d, want the gRPC port %d", name, p.GRPC.Port, grpcPort)
-		case p.GRPC.Service != nil && *p.GRPC.Service != "":
-			t.Errorf("%s probe asks for service %q: the servers report their overall health under \"\"", name, *p.GRPC.Service)
+			t.Errorf("no %s probe", pc.name)
+		case p.HTTPGet == nil:
+			t.Errorf("%s probe is not an httpGet probe of %s", pc.name, pc.path)
+		case p.HTTPGet.Path != pc.path:
+			t.Errorf("%s probe asks %s, want %s", pc.name, p.HTTPGet.Path, pc.path)
+		case p.HTTPGet.Port.String() != "metrics" || ports["metrics"] == 0:
+			t.Errorf("%s probe on port %s, want the container port named metrics", pc.name, p.HTTPGet.Port.String())
 		}
 	}
-	if r, l := c.ReadinessProbe, c.LivenessProbe; r != nil && l != nil &&
-		l.PeriodSeconds*l.FailureThreshold <= r.PeriodSeconds*r.FailureThreshold {
-		t.Errorf("liveness gives up after %ds, no later than readiness (%ds): a dependency outage would restart every pod",
-			l.PeriodSeconds*l.FailureThreshold, r.PeriodSeconds*r.FailureThreshold)
+	// A live process never fails /livez; the supervisor's watchdog counts
+	// as silent after 15 s: liveness must not give up before that.
+	if l := c.LivenessProbe; l != nil && l.PeriodSeconds*l.FailureThreshold < 20 {
+		t.Errorf("liveness gives up after %ds, want at least 20s (the watchdog's silence limit is 15s)", l.PeriodSeconds*l.FailureThreshold)
 	}
 
 	var pdbs []string
