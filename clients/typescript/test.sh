@@ -6,6 +6,8 @@
 # deploy/local/test-clients.sh). Installs the pinned dependencies first (npm
 # ci; skipped when node_modules matches the lock).
 #
+# After the tests the package is packed (npm pack) as users install it.
+#
 # The documentation's ```ts examples (README.md, clients/*/README.md,
 # docs/*.md; clients/examples.py extracts them) are written to examples-gen/,
 # type-checked against the built package (they import "@resultsync/client")
@@ -28,4 +30,14 @@ for ex in json.load(open(os.path.join(out, "examples.json"))):
         f.write(f"// {ex['file']}:{ex['line']} (extracted by clients/examples.py; fresh ids)\n" + ex["code"])
 PY
 node_modules/.bin/tsc -p tsconfig.examples.json
-exec node --test --test-reporter=spec dist/test/
+node --test --test-reporter=spec dist/test/
+
+# The package as users get it: npm pack (its prepare script builds dist/)
+# into .local/clients/typescript; the tarball must hold the build and no tests.
+out=$here/../../.local/clients/typescript
+rm -rf "$out" && mkdir -p "$out"
+tgz=$(npm pack --silent --pack-destination "$out" | tail -1)
+files=$(tar -tzf "$out/$tgz")
+grep -qx 'package/dist/index.js' <<<"$files" || { echo "clients/typescript: $tgz has no dist/index.js" >&2; exit 1; }
+if grep -q '^package/\(dist\|src\)/test/' <<<"$files"; then echo "clients/typescript: $tgz ships the tests" >&2; exit 1; fi
+echo "clients/typescript: packed $tgz ($(wc -l <<<"$files") files)"
