@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -65,11 +64,11 @@ func toProtoStatus(s string) fitnessv1.OutboxStatus {
 
 func (s *Service) repo(id string) (*outbox.Repo, error) {
 	if id == "" {
-		return nil, status.Error(codes.InvalidArgument, "shard_id is required (one of "+strings.Join(s.order, ", ")+")")
+		return nil, (&apierr.Violations{{Field: "shard_id", Description: "required: one of " + strings.Join(s.order, ", ")}}).Err()
 	}
 	r, ok := s.repos[id]
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "unknown shard %q (known: %s)", id, strings.Join(s.order, ", "))
+		return nil, apierr.ReasonError(codes.NotFound, apierr.ShardNotFound, fmt.Sprintf("unknown shard %q (known: %s)", id, strings.Join(s.order, ", ")), "shard_id", id)
 	}
 	return r, nil
 }
@@ -103,7 +102,7 @@ func (s *Service) ListOutboxEvents(ctx context.Context, req *fitnessv1.ListOutbo
 	st := req.GetStatus()
 	name, ok := statusNames[st]
 	if !ok && st != fitnessv1.OutboxStatus_OUTBOX_STATUS_UNSPECIFIED {
-		return nil, status.Errorf(codes.InvalidArgument, "unknown status %d", st)
+		return nil, (&apierr.Violations{{Field: "status", Description: fmt.Sprintf("unknown status %d", st)}}).Err()
 	}
 	size, err := paging.Size(req.GetPageSize(), 100, 1000)
 	if err != nil {
@@ -183,16 +182,21 @@ func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayP
 		return nil, err
 	}
 	reason := strings.TrimSpace(req.GetReason())
+	var v apierr.Violations
 	if reason == "" || len(reason) > 512 {
-		return nil, status.Error(codes.InvalidArgument, "reason is required (1-512 bytes): it is recorded in the audit log")
+		v.Add("reason", "required (1-512 bytes): it is recorded in the audit log")
 	}
 	if len(req.GetIds()) > 10000 {
-		return nil, status.Error(codes.InvalidArgument, "at most 10000 ids per call")
+		v.Add("ids", "at most 10000 ids per call")
 	}
 	limit := int(req.GetLimit())
+	if limit < 0 {
+		v.Add("limit", "must not be negative")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
 	switch {
-	case limit < 0:
-		return nil, status.Error(codes.InvalidArgument, "limit must not be negative")
 	case limit == 0:
 		limit = 1000
 	case limit > 10000:
@@ -205,7 +209,8 @@ func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayP
 	scope := fmt.Sprintf("shard=%s ids=%v data_id=%d limit=%d", r.ShardID(), req.GetIds(), req.GetDataId(), limit)
 	auditID, err := s.audit.Begin(ctx, audit.Entry{Caller: caller, Action: "outbox.replay_parked", Scope: scope, Reason: reason})
 	if err != nil {
-		return nil, status.Errorf(codes.Unavailable, "the replay was not started because it could not be audited: %v", err)
+		return nil, apierr.ReasonError(codes.Unavailable, apierr.DependencyUnavailable, fmt.Sprintf("the replay was not started because it could not be audited: %v", err),
+			"dependency", "audit log")
 	}
 	replayed, err := r.ReplayParked(ctx, req.GetIds(), req.GetDataId(), limit)
 	outcome := fmt.Sprintf("replayed %d rows %v", len(replayed), replayed)

@@ -6,6 +6,14 @@
 // Context errors, database contention and unreachable dependencies are
 // recognised wherever they were wrapped; anything else is INTERNAL with its
 // message, never a guess.
+//
+// Every status carries a google.rpc.ErrorInfo with a stable Reason of the
+// catalogue (reasons.go) in Domain: the reason a domain error was marked with
+// (NewReason, WithReason, an error with an ErrorReason method), else the
+// generic reason of its code. RetryInfo says how long to wait where a wait
+// helps (UNAVAILABLE, RESOURCE_EXHAUSTED, CONTENTION). The interceptors
+// (UnaryServerInterceptor, StreamServerInterceptor) give every status leaving
+// a server its ErrorInfo, so none is missed.
 package apierr
 
 import (
@@ -84,12 +92,17 @@ func (e *kindError) Is(target error) bool {
 }
 
 // New returns an error with message msg marked with kind: a sentinel that
-// errors.Is finds both by identity and by its kind.
+// errors.Is finds both by identity and by its kind. Its status has the
+// generic reason of its kind's code (NewReason names a specific one).
 func New(kind Kind, msg string) error { return &kindError{kind: kind, msg: msg} }
 
 // ErrRequestReused is a client-chosen idempotency key (request_id) sent
-// again with a different request: FAILED_PRECONDITION, nothing is done.
-var ErrRequestReused = New(FailedPrecondition, "request_id was already used for a different request")
+// again with a different request: FAILED_PRECONDITION with the reason
+// REQUEST_ID_REUSED, nothing is done. FAILED_PRECONDITION (not
+// INVALID_ARGUMENT) because the same request is valid with a fresh key: it
+// is refused for the state the key is in (and was the code of the write
+// path's keys before the reasons).
+var ErrRequestReused = NewReason(FailedPrecondition, RequestIDReused, "request_id was already used for a different request")
 
 // FieldError names an invalid request field and why it is invalid. It is an
 // InvalidArgument; its status is "invalid request: <field>: <description>"
@@ -125,6 +138,20 @@ func (v *Violations) RequestID(id string) {
 	}
 }
 
+// Scope checks a reconciliation scope's fields (scope.detect_id required,
+// scope.project_id and scope.school_id positive or 0 for all).
+func (v *Violations) Scope(detectID, projectID, schoolID int64) {
+	if detectID <= 0 {
+		v.Add("scope.detect_id", "required: a positive campaign id")
+	}
+	if projectID < 0 {
+		v.Add("scope.project_id", "must be positive, or 0 for every project")
+	}
+	if schoolID < 0 {
+		v.Add("scope.school_id", "must be positive, or 0 for every school")
+	}
+}
+
 // Err returns nil without violations, else the INVALID_ARGUMENT status
 // "invalid request: <field>: <description>; ..." with every field in a
 // google.rpc.BadRequest.
@@ -138,7 +165,12 @@ func (v Violations) Err() error {
 		msgs[i] = f.Error()
 		br.FieldViolations = append(br.FieldViolations, &errdetails.BadRequest_FieldViolation{Field: f.Field, Description: f.Description})
 	}
-	return withDetails(status.New(codes.InvalidArgument, "invalid request: "+strings.Join(msgs, "; ")), br)
+	fields := make([]string, 0, len(v))
+	for _, f := range v {
+		fields = append(fields, f.Field)
+	}
+	return withDetails(status.New(codes.InvalidArgument, "invalid request: "+strings.Join(msgs, "; ")), br,
+		errorInfo(FieldViolation, map[string]string{"fields": strings.Join(fields, ",")}))
 }
 
 // Detailed is an error that carries the details of its status (a version
@@ -163,7 +195,8 @@ func Code(err error) codes.Code {
 }
 
 // code returns err's code and whether only a database error's class (no
-// context, status or kind) decided it.
+// context, status or kind) decided it (its reason is then CONTENTION or
+// DEPENDENCY_UNAVAILABLE).
 func code(err error) (codes.Code, bool) {
 	switch {
 	case err == nil:
@@ -205,9 +238,10 @@ func StatusIn(db string, err error) error {
 		return nil
 	}
 	if st, ok := status.FromError(err); ok && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		return st.Err()
+		return Ensure(st).Err()
 	}
 	c, fromDB := code(err)
+	reason, meta := reasonOf(err)
 	if c != codes.Canceled && c != codes.DeadlineExceeded {
 		var fe *FieldError
 		if errors.As(err, &fe) {
@@ -215,16 +249,34 @@ func StatusIn(db string, err error) error {
 		}
 		var d Detailed
 		if errors.As(err, &d) {
-			return withDetails(status.New(Code(d), d.Error()), d.StatusDetails()...)
+			if reason == "" {
+				reason, meta = reasonOf(d)
+			}
+			return Ensure(withReason(status.New(Code(d), d.Error()), reason, meta, d.StatusDetails()...)).Err()
 		}
+	} else {
+		// A context error decides the code whatever it was wrapped in, and
+		// so the reason.
+		reason, meta = "", nil
 	}
 	msg := err.Error()
 	switch {
-	case !fromDB || db == "":
+	case !fromDB:
+		if c == codes.Unavailable && reason == "" {
+			reason = DependencyUnavailable
+		}
 	case c == codes.Aborted:
-		msg = "transaction rolled back for contention; retry: " + msg
+		reason = Contention
+		if db != "" {
+			msg = "transaction rolled back for contention; retry: " + msg
+			meta = map[string]string{"dependency": db}
+		}
 	case c == codes.Unavailable:
-		msg = db + " unavailable: " + msg
+		reason = DependencyUnavailable
+		if db != "" {
+			msg = db + " unavailable: " + msg
+			meta = map[string]string{"dependency": db}
+		}
 	}
-	return status.Error(c, msg)
+	return Ensure(withReason(status.New(c, msg), reason, meta)).Err()
 }

@@ -40,6 +40,35 @@ func badRequest(fields ...string) *errdetails.BadRequest {
 	return br
 }
 
+// withoutReason is st without its ErrorInfo and RetryInfo (TestReasons
+// checks them), after checking it has exactly one ErrorInfo in apierr.Domain.
+func withoutReason(t *testing.T, st *status.Status) *status.Status {
+	t.Helper()
+	out := status.New(st.Code(), st.Message())
+	var infos int
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.ErrorInfo:
+			infos++
+			if d.GetDomain() != apierr.Domain {
+				t.Errorf("ErrorInfo domain %q, want %q", d.GetDomain(), apierr.Domain)
+			}
+		case *errdetails.RetryInfo:
+		case protoadapt.MessageV1:
+			var err error
+			if out, err = out.WithDetails(d); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("detail %T", d)
+		}
+	}
+	if infos != 1 {
+		t.Errorf("%d ErrorInfo in %v, want 1", infos, st.Proto())
+	}
+	return out
+}
+
 // TestStatus maps every kind, the context errors, statuses, field errors,
 // detailed errors, database errors and unknown errors to the code, message
 // and details a caller sees, bare and wrapped.
@@ -55,64 +84,65 @@ func TestStatus(t *testing.T) {
 		msg     string
 		details []protoadapt.MessageV1
 		inDB    string // the message of StatusIn("control database", err) if not msg
+		reason  apierr.Reason
 	}{
 		// Every kind, by New, by Errorf and wrapped directly.
-		{name: "invalid argument", err: apierr.New(apierr.InvalidArgument, "bad"), code: codes.InvalidArgument, msg: "bad"},
-		{name: "not found sentinel", err: errGone, code: codes.NotFound, msg: "result 7 not found"},
-		{name: "wrapped not found", err: fmt.Errorf("getting: %w", errGone), code: codes.NotFound, msg: "getting: result 7 not found"},
-		{name: "kind wrapped directly", err: fmt.Errorf("run 9: %w", apierr.NotFound), code: codes.NotFound, msg: "run 9: not found"},
-		{name: "already exists", err: apierr.New(apierr.AlreadyExists, "taken"), code: codes.AlreadyExists, msg: "taken"},
-		{name: "failed precondition by Errorf", err: apierr.FailedPrecondition.Errorf("run %s is %s", "r1", "RUNNING"), code: codes.FailedPrecondition,
+		{name: "invalid argument", reason: "INVALID_ARGUMENT", err: apierr.New(apierr.InvalidArgument, "bad"), code: codes.InvalidArgument, msg: "bad"},
+		{name: "not found sentinel", reason: "NOT_FOUND", err: errGone, code: codes.NotFound, msg: "result 7 not found"},
+		{name: "wrapped not found", reason: "NOT_FOUND", err: fmt.Errorf("getting: %w", errGone), code: codes.NotFound, msg: "getting: result 7 not found"},
+		{name: "kind wrapped directly", reason: "NOT_FOUND", err: fmt.Errorf("run 9: %w", apierr.NotFound), code: codes.NotFound, msg: "run 9: not found"},
+		{name: "already exists", reason: "ALREADY_EXISTS", err: apierr.New(apierr.AlreadyExists, "taken"), code: codes.AlreadyExists, msg: "taken"},
+		{name: "failed precondition by Errorf", reason: "FAILED_PRECONDITION", err: apierr.FailedPrecondition.Errorf("run %s is %s", "r1", "RUNNING"), code: codes.FailedPrecondition,
 			msg: "failed precondition: run r1 is RUNNING"},
-		{name: "request reused", err: fmt.Errorf("%w: request_id %q", apierr.ErrRequestReused, "k1"), code: codes.FailedPrecondition,
+		{name: "request reused", reason: "REQUEST_ID_REUSED", err: fmt.Errorf("%w: request_id %q", apierr.ErrRequestReused, "k1"), code: codes.FailedPrecondition,
 			msg: `request_id was already used for a different request: request_id "k1"`},
-		{name: "aborted", err: apierr.New(apierr.Aborted, "version moved"), code: codes.Aborted, msg: "version moved"},
-		{name: "unavailable wrapping its cause", err: fmt.Errorf("%w: reading: %w", apierr.New(apierr.Unavailable, "dependency unavailable"), refused),
+		{name: "aborted", reason: "ABORTED", err: apierr.New(apierr.Aborted, "version moved"), code: codes.Aborted, msg: "version moved"},
+		{name: "unavailable wrapping its cause", reason: "DEPENDENCY_UNAVAILABLE", err: fmt.Errorf("%w: reading: %w", apierr.New(apierr.Unavailable, "dependency unavailable"), refused),
 			code: codes.Unavailable, msg: "dependency unavailable: reading: dial tcp: connection refused"},
-		{name: "permission denied", err: apierr.New(apierr.PermissionDenied, "self approval"), code: codes.PermissionDenied, msg: "self approval"},
-		{name: "resource exhausted", err: apierr.New(apierr.ResourceExhausted, "queue full"), code: codes.ResourceExhausted, msg: "queue full"},
+		{name: "permission denied", reason: "PERMISSION_DENIED", err: apierr.New(apierr.PermissionDenied, "self approval"), code: codes.PermissionDenied, msg: "self approval"},
+		{name: "resource exhausted", reason: "RESOURCE_EXHAUSTED", err: apierr.New(apierr.ResourceExhausted, "queue full"), code: codes.ResourceExhausted, msg: "queue full"},
 
 		// Context errors, before any kind they are wrapped with.
-		{name: "cancelled", err: context.Canceled, code: codes.Canceled, msg: "context canceled"},
-		{name: "wrapped cancellation", err: fmt.Errorf("reading shard-1: %w", context.Canceled), code: codes.Canceled, msg: "reading shard-1: context canceled"},
-		{name: "deadline", err: fmt.Errorf("claiming: %w", context.DeadlineExceeded), code: codes.DeadlineExceeded, msg: "claiming: context deadline exceeded"},
-		{name: "deadline under a kind", err: apierr.Unavailable.Errorf("reading: %w", context.DeadlineExceeded), code: codes.DeadlineExceeded,
+		{name: "cancelled", reason: "CANCELLED", err: context.Canceled, code: codes.Canceled, msg: "context canceled"},
+		{name: "wrapped cancellation", reason: "CANCELLED", err: fmt.Errorf("reading shard-1: %w", context.Canceled), code: codes.Canceled, msg: "reading shard-1: context canceled"},
+		{name: "deadline", reason: "DEADLINE_EXCEEDED", err: fmt.Errorf("claiming: %w", context.DeadlineExceeded), code: codes.DeadlineExceeded, msg: "claiming: context deadline exceeded"},
+		{name: "deadline under a kind", reason: "DEADLINE_EXCEEDED", err: apierr.Unavailable.Errorf("reading: %w", context.DeadlineExceeded), code: codes.DeadlineExceeded,
 			msg: "unavailable: reading: context deadline exceeded"},
 
 		// Statuses pass through, details included.
-		{name: "a status passes through", err: status.Error(codes.PermissionDenied, "no"), code: codes.PermissionDenied, msg: "no"},
-		{name: "a wrapped status keeps its code", err: fmt.Errorf("calling: %w", status.Error(codes.Unavailable, "down")), code: codes.Unavailable,
+		{name: "a status passes through", reason: "PERMISSION_DENIED", err: status.Error(codes.PermissionDenied, "no"), code: codes.PermissionDenied, msg: "no"},
+		{name: "a wrapped status keeps its code", reason: "UNAVAILABLE", err: fmt.Errorf("calling: %w", status.Error(codes.Unavailable, "down")), code: codes.Unavailable,
 			msg: "calling: rpc error: code = Unavailable desc = down"},
-		{name: "a status keeps its details", err: passed.Err(), code: codes.InvalidArgument, msg: "bad", details: []protoadapt.MessageV1{badRequest("a", "b")}},
+		{name: "a status keeps its details", reason: "INVALID_ARGUMENT", err: passed.Err(), code: codes.InvalidArgument, msg: "bad", details: []protoadapt.MessageV1{badRequest("a", "b")}},
 
 		// Field errors: their own message and a BadRequest, whatever wraps them.
-		{name: "field error", err: &apierr.FieldError{Field: "unit", Description: "unknown unit"}, code: codes.InvalidArgument,
+		{name: "field error", reason: "FIELD_VIOLATION", err: &apierr.FieldError{Field: "unit", Description: "unknown unit"}, code: codes.InvalidArgument,
 			msg: "invalid request: unit: unknown unit", details: []protoadapt.MessageV1{badRequest("unit", "unknown unit")}},
-		{name: "wrapped field error", err: fmt.Errorf("planning: %w", &apierr.FieldError{Field: "epoch", Description: "must be greater than 3"}),
+		{name: "wrapped field error", reason: "FIELD_VIOLATION", err: fmt.Errorf("planning: %w", &apierr.FieldError{Field: "epoch", Description: "must be greater than 3"}),
 			code: codes.InvalidArgument, msg: "invalid request: epoch: must be greater than 3", details: []protoadapt.MessageV1{badRequest("epoch", "must be greater than 3")}},
 
 		// Detailed errors: their kind's code, their own message, their details.
-		{name: "detailed", err: &conflict{current: 4}, code: codes.Aborted, msg: "at version 4", details: []protoadapt.MessageV1{wrapperspb.Int64(4)}},
-		{name: "wrapped detailed", err: fmt.Errorf("correcting: %w", &conflict{current: 5}), code: codes.Aborted, msg: "at version 5",
+		{name: "detailed", reason: "ABORTED", err: &conflict{current: 4}, code: codes.Aborted, msg: "at version 4", details: []protoadapt.MessageV1{wrapperspb.Int64(4)}},
+		{name: "wrapped detailed", reason: "ABORTED", err: fmt.Errorf("correcting: %w", &conflict{current: 5}), code: codes.Aborted, msg: "at version 5",
 			details: []protoadapt.MessageV1{wrapperspb.Int64(5)}},
 
 		// Database errors without a kind, by their class; their text kept,
 		// or the database named at an edge that names it (StatusIn).
-		{name: "deadlock", err: fmt.Errorf("committing: %w", deadlock), code: codes.Aborted, msg: "committing: Error 1213: Deadlock found",
+		{name: "deadlock", reason: "CONTENTION", err: fmt.Errorf("committing: %w", deadlock), code: codes.Aborted, msg: "committing: Error 1213: Deadlock found",
 			inDB: "transaction rolled back for contention; retry: committing: Error 1213: Deadlock found"},
-		{name: "lock wait timeout", err: &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout"}, code: codes.Aborted, msg: "Error 1205: Lock wait timeout",
+		{name: "lock wait timeout", reason: "CONTENTION", err: &mysql.MySQLError{Number: 1205, Message: "Lock wait timeout"}, code: codes.Aborted, msg: "Error 1205: Lock wait timeout",
 			inDB: "transaction rolled back for contention; retry: Error 1205: Lock wait timeout"},
-		{name: "refused connection", err: fmt.Errorf("shard-0: %w", refused), code: codes.Unavailable, msg: "shard-0: dial tcp: connection refused",
+		{name: "refused connection", reason: "DEPENDENCY_UNAVAILABLE", err: fmt.Errorf("shard-0: %w", refused), code: codes.Unavailable, msg: "shard-0: dial tcp: connection refused",
 			inDB: "control database unavailable: shard-0: dial tcp: connection refused"},
-		{name: "broken connection", err: driver.ErrBadConn, code: codes.Unavailable, msg: "driver: bad connection", inDB: "control database unavailable: driver: bad connection"},
-		{name: "invalid connection", err: mysql.ErrInvalidConn, code: codes.Unavailable, msg: "invalid connection", inDB: "control database unavailable: invalid connection"},
-		{name: "closed connection", err: sql.ErrConnDone, code: codes.Unavailable, msg: "sql: connection is already closed", inDB: "control database unavailable: sql: connection is already closed"},
+		{name: "broken connection", reason: "DEPENDENCY_UNAVAILABLE", err: driver.ErrBadConn, code: codes.Unavailable, msg: "driver: bad connection", inDB: "control database unavailable: driver: bad connection"},
+		{name: "invalid connection", reason: "DEPENDENCY_UNAVAILABLE", err: mysql.ErrInvalidConn, code: codes.Unavailable, msg: "invalid connection", inDB: "control database unavailable: invalid connection"},
+		{name: "closed connection", reason: "DEPENDENCY_UNAVAILABLE", err: sql.ErrConnDone, code: codes.Unavailable, msg: "sql: connection is already closed", inDB: "control database unavailable: sql: connection is already closed"},
 
 		// Anything else is INTERNAL, with its text (nothing is hidden).
-		{name: "another server error", err: &mysql.MySQLError{Number: 1146, Message: "Table doesn't exist"}, code: codes.Internal,
+		{name: "another server error", reason: "INTERNAL", err: &mysql.MySQLError{Number: 1146, Message: "Table doesn't exist"}, code: codes.Internal,
 			msg: "Error 1146: Table doesn't exist"},
-		{name: "unknown error", err: errors.New("boom"), code: codes.Internal, msg: "boom"},
-		{name: "wrapped unknown error", err: fmt.Errorf("executing: %w", errors.New("boom")), code: codes.Internal, msg: "executing: boom"},
+		{name: "unknown error", reason: "INTERNAL", err: errors.New("boom"), code: codes.Internal, msg: "boom"},
+		{name: "wrapped unknown error", reason: "INTERNAL", err: fmt.Errorf("executing: %w", errors.New("boom")), code: codes.Internal, msg: "executing: boom"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -131,15 +161,19 @@ func TestStatus(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				got, ok := status.FromError(apierr.StatusIn(db, tc.err))
+				serr := apierr.StatusIn(db, tc.err)
+				got, ok := status.FromError(serr)
 				if !ok {
 					t.Fatalf("StatusIn(%q, %v) is not a status", db, tc.err)
 				}
-				if diff := cmp.Diff(want.Proto(), got.Proto(), protocmp.Transform()); diff != "" {
+				if diff := cmp.Diff(want.Proto(), withoutReason(t, got).Proto(), protocmp.Transform()); diff != "" {
 					t.Errorf("StatusIn(%q, %v) (-want +got):\n%s", db, tc.err, diff)
 				}
+				if r, _ := apierr.ReasonOf(serr); r != tc.reason {
+					t.Errorf("StatusIn(%q, %v): reason %s, want %s", db, tc.err, r, tc.reason)
+				}
 				if db == "" {
-					if diff := cmp.Diff(want.Proto(), status.Convert(apierr.Status(tc.err)).Proto(), protocmp.Transform()); diff != "" {
+					if diff := cmp.Diff(want.Proto(), withoutReason(t, status.Convert(apierr.Status(tc.err))).Proto(), protocmp.Transform()); diff != "" {
 						t.Errorf("Status(%v) (-want +got):\n%s", tc.err, diff)
 					}
 				}
@@ -187,8 +221,11 @@ func TestViolations(t *testing.T) {
 	v.RequestID(string(make([]byte, apierr.MaxRequestID)))
 	want, _ := status.New(codes.InvalidArgument, "invalid request: request_id: required: a client-chosen idempotency key; grade: must be 1-12").
 		WithDetails(badRequest("request_id", "required: a client-chosen idempotency key", "grade", "must be 1-12"))
-	if diff := cmp.Diff(want.Proto(), status.Convert(v.Err()).Proto(), protocmp.Transform()); diff != "" {
+	if diff := cmp.Diff(want.Proto(), withoutReason(t, status.Convert(v.Err())).Proto(), protocmp.Transform()); diff != "" {
 		t.Errorf("Violations.Err (-want +got):\n%s", diff)
+	}
+	if r, meta := apierr.ReasonOf(v.Err()); r != apierr.FieldViolation || meta["fields"] != "request_id,grade" {
+		t.Errorf("Violations.Err: reason %s %v, want FIELD_VIOLATION of request_id,grade", r, meta)
 	}
 	v = nil
 	v.RequestID(string(make([]byte, apierr.MaxRequestID+1)))

@@ -12,7 +12,8 @@ import (
 	"strings"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+
+	"github.com/resultsync/resultsync/pkg/platform/apierr"
 )
 
 // Size returns the effective page size: def when n is 0, max when n exceeds
@@ -20,7 +21,7 @@ import (
 func Size(n int32, def, max int) (int, error) {
 	switch {
 	case n < 0:
-		return 0, status.Error(codes.InvalidArgument, "page_size must not be negative")
+		return 0, (&apierr.Violations{{Field: "page_size", Description: "must not be negative"}}).Err()
 	case n == 0:
 		return def, nil
 	case int(n) > max:
@@ -45,6 +46,9 @@ func Encode(scope string, pos int64) string {
 	return base64.RawURLEncoding.EncodeToString(append(raw, body...))
 }
 
+// errMalformed is a page token Encode did not make.
+var errMalformed = apierr.ReasonError(codes.InvalidArgument, apierr.InvalidPageToken, "malformed page_token", "field", "page_token")
+
 // Decode returns the position of a token made by Encode for the same scope:
 // 0 for the empty token (the first page), INVALID_ARGUMENT for a token of
 // another scope and for a forged, truncated or otherwise malformed one (the
@@ -56,15 +60,15 @@ func Decode(tok, scope string) (int64, error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	if err != nil || len(raw) < 4 || binary.BigEndian.Uint32(raw) != crc32.ChecksumIEEE(raw[4:]) {
-		return 0, status.Error(codes.InvalidArgument, "malformed page_token")
+		return 0, errMalformed
 	}
 	pos, issued, _ := strings.Cut(string(raw[4:]), "|")
 	if issued != scope {
-		return 0, status.Error(codes.InvalidArgument, "page_token was issued for a different query")
+		return 0, apierr.ReasonError(codes.InvalidArgument, apierr.InvalidPageToken, "page_token was issued for a different query", "field", "page_token")
 	}
 	v, err := strconv.ParseInt(pos, 10, 64)
 	if err != nil || v <= 0 {
-		return 0, status.Error(codes.InvalidArgument, "malformed page_token")
+		return 0, errMalformed
 	}
 	return v, nil
 }

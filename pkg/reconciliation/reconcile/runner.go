@@ -73,7 +73,7 @@ const (
 )
 
 // ErrQueueFull is returned by Admit when the queue of runs is full.
-var ErrQueueFull = apierr.New(apierr.ResourceExhausted, "too many reconciliation runs are executing or queued; retry when one has ended")
+var ErrQueueFull = apierr.NewReason(apierr.ResourceExhausted, apierr.RunQueueFull, "too many reconciliation runs are executing or queued; retry when one has ended")
 
 // CatchUpPoll is how often the projection's applied positions are read
 // while a run waits for them.

@@ -104,7 +104,7 @@ func (r Run) BehindShards() []string {
 }
 
 // ErrRunNotFound is returned for an unknown run id (apierr.NotFound).
-var ErrRunNotFound = apierr.New(apierr.NotFound, "reconciliation run not found")
+var ErrRunNotFound = apierr.NewReason(apierr.NotFound, apierr.RunNotFound, "reconciliation run not found")
 
 // RunStore keeps runs and discrepancies in the control database.
 type RunStore struct {

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -98,15 +99,16 @@ func checkRun(ctx context.Context, r reconcile.Run) error {
 // StartReconciliationRun implements fitness.v1.ReconcileService.
 func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.StartReconciliationRunRequest) (*fitnessv1.StartReconciliationRunResponse, error) {
 	sc := req.GetScope()
-	switch {
-	case sc == nil || sc.GetDetectId() <= 0:
-		return nil, status.Error(codes.InvalidArgument, "scope.detect_id is required (a positive campaign id)")
-	case sc.GetProjectId() < 0 || sc.GetSchoolId() < 0:
-		return nil, status.Error(codes.InvalidArgument, "scope.project_id and scope.school_id must be positive, or 0 for all")
-	case req.GetDepth() < fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS || req.GetDepth() > fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT:
-		return nil, status.Error(codes.InvalidArgument, "depth must be COUNTS, VERSIONS or CONTENT")
-	case math.IsNaN(req.GetSampleRate()) || req.GetSampleRate() < 0 || req.GetSampleRate() > 1:
-		return nil, status.Error(codes.InvalidArgument, "sample_rate must be between 0 and 1")
+	var v apierr.Violations
+	v.Scope(sc.GetDetectId(), sc.GetProjectId(), sc.GetSchoolId())
+	if req.GetDepth() < fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS || req.GetDepth() > fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT {
+		v.Add("depth", "must be COUNTS, VERSIONS or CONTENT")
+	}
+	if math.IsNaN(req.GetSampleRate()) || req.GetSampleRate() < 0 || req.GetSampleRate() > 1 {
+		v.Add("sample_rate", "must be between 0 and 1")
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
 	}
 	// A run of one school is for a caller of that school; a campaign-wide
 	// run (school 0) crosses schools: platform-wide callers only.
@@ -118,7 +120,8 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 		return nil, apierr.Status(err)
 	}
 	if !ok {
-		return nil, status.Errorf(codes.NotFound, "campaign %d has no results on any shard", sc.GetDetectId())
+		return nil, apierr.ReasonError(codes.NotFound, apierr.CampaignNotFound, fmt.Sprintf("campaign %d has no results on any shard", sc.GetDetectId()),
+			"detect_id", strconv.FormatInt(sc.GetDetectId(), 10))
 	}
 	by := "anonymous"
 	if p, ok := auth.FromContext(ctx); ok {
@@ -142,7 +145,7 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 // GetReconciliationRun implements fitness.v1.ReconcileService.
 func (s *Service) GetReconciliationRun(ctx context.Context, req *fitnessv1.GetReconciliationRunRequest) (*fitnessv1.GetReconciliationRunResponse, error) {
 	if req.GetRunId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "run_id is required")
+		return nil, (&apierr.Violations{{Field: "run_id", Description: "required"}}).Err()
 	}
 	r, err := s.store.Get(ctx, req.GetRunId())
 	if err != nil {
@@ -231,10 +234,10 @@ func (s *Service) WatchReconciliationRun(req *fitnessv1.WatchReconciliationRunRe
 // ListDiscrepancies implements fitness.v1.ReconcileService.
 func (s *Service) ListDiscrepancies(ctx context.Context, req *fitnessv1.ListDiscrepanciesRequest) (*fitnessv1.ListDiscrepanciesResponse, error) {
 	if req.GetRunId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "run_id is required")
+		return nil, (&apierr.Violations{{Field: "run_id", Description: "required"}}).Err()
 	}
 	if c := req.GetClass(); c < 0 || c > fitnessv1.DiscrepancyClass_DISCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE {
-		return nil, status.Error(codes.InvalidArgument, "unknown discrepancy class")
+		return nil, (&apierr.Violations{{Field: "class", Description: "unknown discrepancy class"}}).Err()
 	}
 	size, err := paging.Size(req.GetPageSize(), 100, 1000)
 	if err != nil {
@@ -299,7 +302,7 @@ func (s *Service) ListCampaigns(ctx context.Context, req *fitnessv1.ListCampaign
 		return nil, err
 	}
 	if s.sched == nil {
-		return nil, status.Error(codes.FailedPrecondition, "this server keeps no reconciliation schedule")
+		return nil, apierr.ReasonError(codes.FailedPrecondition, apierr.NoSchedule, "this server keeps no reconciliation schedule")
 	}
 	size, err := paging.Size(req.GetPageSize(), 100, 1000)
 	if err != nil {

@@ -158,7 +158,8 @@ func (m *Manager) Plan(ctx context.Context, sel Selection) (Plan, error) {
 		return Plan{}, err
 	}
 	if run.State != reconcile.StateSucceeded {
-		return Plan{}, apierr.FailedPrecondition.Errorf("run %s is %s; only a SUCCEEDED run's discrepancies can be repaired", run.ID, run.State)
+		return Plan{}, apierr.WithReason(apierr.FailedPrecondition.Errorf("run %s is %s; only a SUCCEEDED run's discrepancies can be repaired", run.ID, run.State),
+			apierr.InvalidState, "state", string(run.State))
 	}
 	covered, err := m.store.Covered(ctx, run.ID)
 	if err != nil {
@@ -520,10 +521,11 @@ func (m *Manager) dropAbandoned(ctx context.Context) error {
 // checkApprover applies the approval rules shared by repairs and rebuilds.
 func (m *Manager) checkApprover(kind, id, state, requester, approver string) error {
 	if state != StateAwaitingApproval {
-		return apierr.FailedPrecondition.Errorf("%s %s is %s, not awaiting approval", kind, id, state)
+		return apierr.WithReason(apierr.FailedPrecondition.Errorf("%s %s is %s, not awaiting approval", kind, id, state), apierr.InvalidState, "state", state)
 	}
 	if approver == requester && !m.cfg.AllowSelfApproval {
-		return apierr.FailedPrecondition.Errorf("%s %s was requested by %s, who cannot approve it: another admin must (or run the server with --allow-self-approval)", kind, id, requester)
+		return apierr.WithReason(apierr.FailedPrecondition.Errorf("%s %s was requested by %s, who cannot approve it: another admin must (or run the server with --allow-self-approval)", kind, id, requester),
+			apierr.NeedsSecondApprover)
 	}
 	return nil
 }
@@ -636,8 +638,8 @@ func (m *Manager) Verify(ctx context.Context, id, by string) (Repair, VerifyResu
 	case r.State == StateAwaitingVerification:
 	case r.State == StateFailed && r.Verification == VerifyFailed && r.ItemsFailed == 0:
 	default:
-		return Repair{}, VerifyResult{}, apierr.FailedPrecondition.Errorf("repair %s is %s (verification %s): only a repair awaiting verification, or whose verification failed, can be verified",
-			id, r.State, r.Verification)
+		return Repair{}, VerifyResult{}, apierr.WithReason(apierr.FailedPrecondition.Errorf("repair %s is %s (verification %s): only a repair awaiting verification, or whose verification failed, can be verified",
+			id, r.State, r.Verification), apierr.InvalidState, "state", r.State)
 	}
 	res, err := m.verifier.check(ctx, r, by, r.State == StateFailed)
 	if err != nil {

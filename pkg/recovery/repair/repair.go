@@ -276,10 +276,10 @@ type Transition struct {
 // apierr.FailedPrecondition, a bad request field an *apierr.FieldError, a
 // request_id reused for a different request apierr.ErrRequestReused.
 var (
-	ErrRepairNotFound  = apierr.New(apierr.NotFound, "repair not found")
-	ErrRebuildNotFound = apierr.New(apierr.NotFound, "rebuild not found")
+	ErrRepairNotFound  = apierr.NewReason(apierr.NotFound, apierr.RepairNotFound, "repair not found")
+	ErrRebuildNotFound = apierr.NewReason(apierr.NotFound, apierr.RebuildNotFound, "rebuild not found")
 	// ErrUnavailable wraps failures of a dependency (the projection, the shards).
-	ErrUnavailable = apierr.New(apierr.Unavailable, "dependency unavailable")
+	ErrUnavailable = apierr.NewReason(apierr.Unavailable, apierr.DependencyUnavailable, "dependency unavailable")
 	// errLeaseLost: another executor took over the repair or rebuild.
 	errLeaseLost = errors.New("lease lost to another executor")
 )

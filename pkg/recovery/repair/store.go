@@ -133,7 +133,8 @@ func (s *Store) changeState(ctx context.Context, tx *sql.Tx, sub subject, id str
 		allowed = allowed || f == cur
 	}
 	if !allowed {
-		return cur, apierr.FailedPrecondition.Errorf("%s %s is %s (this needs %s)", sub.kind, id, cur, strings.Join(c.from, " or "))
+		return cur, apierr.WithReason(apierr.FailedPrecondition.Errorf("%s %s is %s (this needs %s)", sub.kind, id, cur, strings.Join(c.from, " or ")),
+			apierr.InvalidState, "state", cur)
 	}
 	now := s.now()
 	set := "state = ?, state_time = ?, update_time = ?"

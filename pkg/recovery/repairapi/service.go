@@ -152,7 +152,8 @@ func (s *Service) audited(ctx context.Context, method, action, scope, reason str
 	p, perr := check(ctx, method, need)
 	id, err := s.audit.Begin(ctx, audit.Entry{Caller: p.Subject, Action: action, Scope: scope, Reason: reason})
 	if err != nil {
-		return status.Errorf(codes.Unavailable, "%s was not done because it could not be audited: %v", method, err)
+		return apierr.ReasonError(codes.Unavailable, apierr.DependencyUnavailable, fmt.Sprintf("%s was not done because it could not be audited: %v", method, err),
+			"dependency", "audit log")
 	}
 	var outcome string
 	if perr != nil {
@@ -654,15 +655,7 @@ func (s *Service) StartRebuild(ctx context.Context, req *fitnessv1.StartRebuildR
 	var v violations
 	v.RequestID(req.GetRequestId())
 	sc := req.GetScope()
-	if sc.GetDetectId() <= 0 {
-		v.Add("scope.detect_id", "required: a positive campaign id")
-	}
-	if sc.GetProjectId() < 0 {
-		v.Add("scope.project_id", "must be positive, or 0 for every project")
-	}
-	if sc.GetSchoolId() < 0 {
-		v.Add("scope.school_id", "must be positive, or 0 for every school")
-	}
+	v.Scope(sc.GetDetectId(), sc.GetProjectId(), sc.GetSchoolId())
 	v.epoch("epoch", req.GetEpoch(), true)
 	v.reason(req.GetReason(), true)
 	if err := v.Err(); err != nil {

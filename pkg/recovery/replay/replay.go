@@ -27,12 +27,12 @@ import (
 var (
 	// ErrNotFound: the owning shard has neither a row nor a deletion record
 	// of the data_id. Nothing was written.
-	ErrNotFound = apierr.New(apierr.NotFound, "record not found on its shard (no row, no deletion record)")
+	ErrNotFound = apierr.NewReason(apierr.NotFound, apierr.RecordNotFound, "record not found on its shard (no row, no deletion record)")
 	// ErrPayloadMismatch: the outbox row of the event id carries other
 	// content than the authoritative state of that version (a defective
 	// event; the repair is a controlled rebuild, not a replay). Nothing was
 	// written.
-	ErrPayloadMismatch = apierr.New(apierr.FailedPrecondition, "the outbox row of this event carries other content than the authoritative state")
+	ErrPayloadMismatch = apierr.NewReason(apierr.FailedPrecondition, apierr.PayloadMismatch, "the outbox row of this event carries other content than the authoritative state")
 )
 
 // Replayer replays records on the shards of a shard map.

@@ -143,7 +143,7 @@ func (c *Config) scheduler() reconcile.SchedulerConfig {
 
 // errNotRecovered refuses new runs until the runs a restart interrupted are
 // marked FAILED: marking them later would fail the new runs too.
-var errNotRecovered = apierr.New(apierr.Unavailable,
+var errNotRecovered = apierr.NewReason(apierr.Unavailable, apierr.NotRecovered,
 	"runs interrupted by the last restart are not yet marked FAILED (is the control database reachable?); retry later")
 
 // Service is an assembled reconcile server, listening but not yet serving.

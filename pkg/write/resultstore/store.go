@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,9 +42,9 @@ const SchemaVersion = 1
 // Errors returned by the store; the RPC edge maps them to status codes. A
 // request_id reused for a different request is apierr.ErrRequestReused.
 var (
-	ErrNotFound      = apierr.New(apierr.NotFound, "result not found")
-	ErrAlreadyExists = apierr.New(apierr.AlreadyExists, "result already exists")
-	ErrDeleted       = apierr.New(apierr.FailedPrecondition, "result is deleted")
+	ErrNotFound      = apierr.NewReason(apierr.NotFound, apierr.ResultNotFound, "result not found")
+	ErrAlreadyExists = apierr.NewReason(apierr.AlreadyExists, apierr.ResultExists, "result already exists")
+	ErrDeleted       = apierr.NewReason(apierr.FailedPrecondition, apierr.ResultDeleted, "result is deleted")
 )
 
 // VersionConflictError says the caller's expected version is not current:
@@ -54,6 +55,12 @@ type VersionConflictError struct {
 
 // Is makes errors.Is(err, apierr.Aborted) true for a version conflict.
 func (e *VersionConflictError) Is(target error) bool { return target == apierr.Aborted }
+
+// ErrorReason implements apierr.Reasoned: VERSION_CONFLICT, told apart from
+// contention (also ABORTED) by it.
+func (e *VersionConflictError) ErrorReason() (apierr.Reason, map[string]string) {
+	return apierr.VersionConflict, map[string]string{"current_version": strconv.FormatInt(e.Current, 10)}
+}
 
 // StatusDetails implements apierr.Detailed.
 func (e *VersionConflictError) StatusDetails() []protoadapt.MessageV1 {

@@ -1,0 +1,158 @@
+package contract
+
+import (
+	"context"
+	"testing"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
+)
+
+// TestErrorReasons provokes the error paths of every service on the real
+// engines (MySQL shards and control database, ClickHouse, Pulsar) and
+// checks each answer's code and its ErrorInfo reason (domain
+// resultsync.fitness.v1), the reason in apierr.Catalogue with that code,
+// BadRequest with FIELD_VIOLATION and RetryInfo where the catalogue waits.
+// bare marks the errors of the authentication interceptor, which carry no
+// ErrorInfo until apierr's server interceptor is in the chain: their reason
+// is the generic one of their code (apierr.ReasonOf).
+func TestErrorReasons(t *testing.T) {
+	p := platformtest.New(t)
+	const detect, id, school = 4208, 42001, 7
+	p.Record(detect, id, school, "2.31")
+	op, admin := platformtest.Operator, platformtest.Alice
+	outbox := fitnessv1.NewOutboxServiceClient(p.Dial(p.RelayAddr))
+	projection := fitnessv1.NewProjectionServiceClient(p.Dial(p.ConsumerAddr))
+	ctx := context.Background()
+
+	tests := []struct {
+		name   string
+		do     func() error
+		code   codes.Code
+		reason apierr.Reason
+		bare   bool
+	}{
+		{"ResultService/GetResult unknown", func() error {
+			_, err := p.Results.GetResult(op(), &fitnessv1.GetResultRequest{DataId: 49999, SchoolId: school})
+			return err
+		}, codes.NotFound, apierr.ResultNotFound, false},
+		{"ResultService/RecordResult invalid", func() error {
+			_, err := p.Results.RecordResult(op(), &fitnessv1.RecordResultRequest{DataId: 42002})
+			return err
+		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		{"ResultService/RecordResult taken", func() error {
+			_, err := p.Results.RecordResult(op(), &fitnessv1.RecordResultRequest{RequestId: "taken-42001", DataId: id, DetectId: detect,
+				UserId: 2, ProjectId: 3, SchoolId: school, Grade: 5, Result: "2.51", Unit: "m"})
+			return err
+		}, codes.AlreadyExists, apierr.ResultExists, false},
+		{"ResultService/RecordResult request_id reused", func() error {
+			_, err := p.Results.RecordResult(op(), &fitnessv1.RecordResultRequest{RequestId: "rec-42001", DataId: 42003, DetectId: detect,
+				UserId: 2, ProjectId: 3, SchoolId: school, Grade: 5, Result: "2.51", Unit: "m"})
+			return err
+		}, codes.FailedPrecondition, apierr.RequestIDReused, false},
+		{"ResultService/CorrectResult stale version", func() error {
+			_, err := p.Results.CorrectResult(op(), &fitnessv1.CorrectResultRequest{RequestId: "stale-42001", SchoolId: school, DataId: id,
+				ExpectedVersion: 7, Result: "2.41", Unit: "m", Reason: "typo"})
+			return err
+		}, codes.Aborted, apierr.VersionConflict, false},
+		{"ResultService/ListResults bad page token", func() error { // with the other fields' violations
+			_, err := p.Results.ListResults(op(), &fitnessv1.ListResultsRequest{DetectId: detect, SchoolId: school, PageToken: "x"})
+			return err
+		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		{"ResultService/GetResult without a token", func() error {
+			_, err := p.Results.GetResult(ctx, &fitnessv1.GetResultRequest{DataId: id, SchoolId: school})
+			return err
+		}, codes.Unauthenticated, apierr.Unauthenticated, true},
+		{"ResultService/RecordResult as a viewer", func() error {
+			_, err := p.Results.RecordResult(platformtest.Viewer(), &fitnessv1.RecordResultRequest{RequestId: "v-1", DataId: 42004})
+			return err
+		}, codes.PermissionDenied, apierr.Denied, true},
+		{"ReconcileService/GetReconciliationRun unknown", func() error {
+			_, err := p.Reconcile.GetReconciliationRun(op(), &fitnessv1.GetReconciliationRunRequest{RunId: "0123456789abcdef0123456789abcdef"})
+			return err
+		}, codes.NotFound, apierr.RunNotFound, false},
+		{"ReconcileService/StartReconciliationRun invalid", func() error {
+			_, err := p.Reconcile.StartReconciliationRun(op(), &fitnessv1.StartReconciliationRunRequest{SampleRate: 2})
+			return err
+		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		{"ReconcileService/StartReconciliationRun unknown campaign", func() error {
+			_, err := p.Reconcile.StartReconciliationRun(op(), &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 4299},
+				Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS})
+			return err
+		}, codes.NotFound, apierr.CampaignNotFound, false},
+		{"ReconcileService/ListDiscrepancies without run_id", func() error {
+			_, err := p.Reconcile.ListDiscrepancies(op(), &fitnessv1.ListDiscrepanciesRequest{})
+			return err
+		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		{"RepairService/GetRepair unknown", func() error {
+			_, err := p.Repair.GetRepair(admin(), &fitnessv1.GetRepairRequest{RepairId: "0123456789abcdef0123456789abcdef"})
+			return err
+		}, codes.NotFound, apierr.RepairNotFound, false},
+		{"RepairService/GetRebuild unknown", func() error {
+			_, err := p.Repair.GetRebuild(admin(), &fitnessv1.GetRebuildRequest{RebuildId: "0123456789abcdef0123456789abcdef"})
+			return err
+		}, codes.NotFound, apierr.RebuildNotFound, false},
+		{"RepairService/CreateRepair of an unknown run", func() error {
+			_, err := p.Repair.CreateRepair(admin(), &fitnessv1.CreateRepairRequest{RequestId: "r-unknown", RunId: "0123456789abcdef0123456789abcdef", Reason: "x"})
+			return err
+		}, codes.NotFound, apierr.RunNotFound, false},
+		{"RepairService/CreateRepair invalid", func() error {
+			_, err := p.Repair.CreateRepair(admin(), &fitnessv1.CreateRepairRequest{})
+			return err
+		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		{"OutboxService/ListOutboxEvents unknown shard", func() error {
+			_, err := outbox.ListOutboxEvents(admin(), &fitnessv1.ListOutboxEventsRequest{ShardId: "shard-9"})
+			return err
+		}, codes.NotFound, apierr.ShardNotFound, false},
+		{"OutboxService/ReplayParkedEvents without a reason", func() error {
+			_, err := outbox.ReplayParkedEvents(admin(), &fitnessv1.ReplayParkedEventsRequest{ShardId: p.Shards.Shards[0].ID})
+			return err
+		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		{"ProjectionService/ListDeadLetters bad page token", func() error {
+			_, err := projection.ListDeadLetters(admin(), &fitnessv1.ListDeadLettersRequest{PageToken: "x"})
+			return err
+		}, codes.InvalidArgument, apierr.InvalidPageToken, false},
+	}
+	catalogue := map[apierr.Reason]codes.Code{}
+	for _, e := range apierr.Catalogue {
+		catalogue[e.Reason] = e.Code
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.do()
+			st := status.Convert(err)
+			reason, _ := apierr.ReasonOf(err)
+			if st.Code() != tc.code || reason != tc.reason {
+				t.Fatalf("%v %s (%q), want %v %s", st.Code(), reason, st.Message(), tc.code, tc.reason)
+			}
+			if c, ok := catalogue[reason]; !ok || c != tc.code {
+				t.Errorf("reason %s: in the catalogue %v with %v", reason, ok, c)
+			}
+			var info, badRequest, retry bool
+			for _, d := range st.Details() {
+				switch d := d.(type) {
+				case *errdetails.ErrorInfo:
+					info = d.GetDomain() == apierr.Domain
+				case *errdetails.BadRequest:
+					badRequest = len(d.GetFieldViolations()) > 0
+				case *errdetails.RetryInfo:
+					retry = true
+				}
+			}
+			if !info && !tc.bare {
+				t.Errorf("no ErrorInfo in %s: %v", apierr.Domain, st.Details())
+			}
+			if badRequest != (reason == apierr.FieldViolation) {
+				t.Errorf("BadRequest %v for %s", badRequest, reason)
+			}
+			if !tc.bare && retry != (apierr.RetryDelay(reason) > 0) {
+				t.Errorf("RetryInfo %v for %s", retry, reason)
+			}
+		})
+	}
+}
