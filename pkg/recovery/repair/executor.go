@@ -34,8 +34,15 @@ type ExecutorConfig struct {
 	BatchSize int
 	// MaxConcurrent is how many repairs and rebuilds run at once.
 	MaxConcurrent int
-	// Poll is how often runnable work is looked for and leases renewed.
+	// Poll is how often, while this executor runs work, its leases are
+	// renewed and more runnable work is looked for.
 	Poll time.Duration
+	// IdlePoll is how often an executor running nothing looks for runnable
+	// work by itself: work created or approved through this process wakes it
+	// at once (Deps.Wake), so this only bounds how late it notices work
+	// another replica queued and did not start (it was full, or it crashed
+	// and the lease expired). 0 means ten polls.
+	IdlePoll time.Duration
 	// Lease is how long a claimed repair or rebuild stays with this executor
 	// without renewal: after a crash, another executor resumes it after that.
 	Lease time.Duration
@@ -53,7 +60,7 @@ type ExecutorConfig struct {
 
 // DefaultExecutorConfig returns the defaults of the repair server.
 func DefaultExecutorConfig() ExecutorConfig {
-	return ExecutorConfig{RowsPerSecond: 5000, WorkersPerShard: 8, BatchSize: 250, MaxConcurrent: 4, Poll: time.Second, Lease: 30 * time.Second,
+	return ExecutorConfig{RowsPerSecond: 5000, WorkersPerShard: 8, BatchSize: 250, MaxConcurrent: 4, Poll: time.Second, IdlePoll: 10 * time.Second, Lease: 30 * time.Second,
 		VerifyTimeout: 2 * time.Minute, VerifyPoll: time.Second, ItemAttempts: 5, RetryBackoff: 200 * time.Millisecond}
 }
 
@@ -71,6 +78,9 @@ func (c ExecutorConfig) Validate() error {
 	}
 	if c.Poll <= 0 || c.Lease < 3*c.Poll {
 		errs = append(errs, fmt.Errorf("poll must be positive and the lease (%s) at least three polls (%s)", c.Lease, c.Poll))
+	}
+	if c.IdlePoll < 0 || (c.IdlePoll > 0 && c.IdlePoll < c.Poll) {
+		errs = append(errs, fmt.Errorf("idle-poll must be at least the poll (%s), or 0 for ten polls, got %s", c.Poll, c.IdlePoll))
 	}
 	if c.VerifyPoll <= 0 || c.VerifyTimeout < c.VerifyPoll {
 		errs = append(errs, fmt.Errorf("verify-poll must be positive and verify-timeout (%s) at least one verify-poll (%s)", c.VerifyTimeout, c.VerifyPoll))
@@ -129,12 +139,23 @@ func (e *Executor) Wake() {
 	}
 }
 
-// Run looks for runnable work every Poll (and on Wake) until ctx ends, then
-// stops its workers, releases their leases and returns nil.
+// idlePoll is IdlePoll with its default applied.
+func (c ExecutorConfig) idlePoll() time.Duration {
+	if c.IdlePoll > 0 {
+		return c.IdlePoll
+	}
+	return 10 * c.Poll
+}
+
+// Run looks for runnable work on Wake, every Poll while it runs work and
+// every IdlePoll otherwise, until ctx ends; then it stops its workers,
+// releases their leases and returns nil. The repair signals (metrics) are
+// refreshed at most every five polls (5 s by default), at the pace of the
+// loop: every IdlePoll while idle.
 func (e *Executor) Run(ctx context.Context) error {
 	e.log.Info("repair executor started", "owner", e.owner, "rows_per_second_per_shard", e.cfg.RowsPerSecond,
-		"verify_timeout", e.cfg.VerifyTimeout, "lease", e.cfg.Lease)
-	t := time.NewTicker(e.cfg.Poll)
+		"verify_timeout", e.cfg.VerifyTimeout, "lease", e.cfg.Lease, "idle_poll", e.cfg.idlePoll())
+	t := time.NewTimer(e.cfg.Poll)
 	defer t.Stop()
 	var lastSignals time.Time
 	for {
@@ -146,6 +167,19 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.signals(ctx)
 			lastSignals = time.Now()
 		}
+		e.mu.Lock()
+		next := e.cfg.idlePoll()
+		if len(e.running) > 0 {
+			next = e.cfg.Poll
+		}
+		e.mu.Unlock()
+		if !t.Stop() {
+			select {
+			case <-t.C:
+			default:
+			}
+		}
+		t.Reset(next)
 		select {
 		case <-ctx.Done():
 			e.wg.Wait()

@@ -55,6 +55,8 @@ func TestExecutorConfigValidate(t *testing.T) {
 		{"no rate", func(c *repair.ExecutorConfig) { c.RowsPerSecond = 0 }, false},
 		{"lease shorter than three polls", func(c *repair.ExecutorConfig) { c.Lease = 2 * c.Poll }, false},
 		{"verify timeout below its poll", func(c *repair.ExecutorConfig) { c.VerifyTimeout = c.VerifyPoll / 2 }, false},
+		{"idle poll below the poll", func(c *repair.ExecutorConfig) { c.IdlePoll = c.Poll / 2 }, false},
+		{"idle poll 0: ten polls", func(c *repair.ExecutorConfig) { c.IdlePoll = 0 }, true},
 		{"no attempts", func(c *repair.ExecutorConfig) { c.ItemAttempts = 0 }, false},
 		{"too many workers", func(c *repair.ExecutorConfig) { c.WorkersPerShard = 65 }, false},
 	} {
@@ -408,9 +410,17 @@ func TestExecutionAndVerification(t *testing.T) {
 		"EXECUTING: phase VERIFYING", "EXECUTING: phase SWITCHING", "EXECUTING: phase SWITCHED", "EXECUTING>VERIFIED"}, f.states(t, rb.ID)); diff != "" {
 		t.Errorf("rebuild transitions (-want +got):\n%s", diff)
 	}
-	time.Sleep(300 * time.Millisecond) // one signal refresh
-	if v, _ := metricValue(t, reg, "repair_repairs", "state", "VERIFIED"); v != 4 {
-		t.Errorf("repair_repairs{state=VERIFIED} = %v, want 4", v)
+	// The signals are refreshed at the executor's pace: every idle poll
+	// (500 ms here) once nothing runs.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		v, _ := metricValue(t, reg, "repair_repairs", "state", "VERIFIED")
+		if v == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("repair_repairs{state=VERIFIED} = %v 10s after the repairs ended, want 4", v)
+			break
+		}
 	}
 	// 2 replays + 1 tombstone + 2 removed rows + 1 replay after a removal + 25 rebuilt rows.
 	if v, n := metricValue(t, reg, "repair_rows_repaired_total", "", ""); v != 31 || n != 4 {
@@ -1036,5 +1046,89 @@ func TestApprovalAfterTheLivePathMovedToTheRebuildEpoch(t *testing.T) {
 				t.Errorf("epoch floor for the next plan = %d, %v; want %d", floor, err, want)
 			}
 		})
+	}
+}
+
+// An idle executor does not poll the control database for work every Poll:
+// work created through its own process (the manager wired to its Wake)
+// starts at once although its idle poll is a minute, and work queued by
+// another replica (a manager without that wiring) is found by its idle poll.
+func TestExecutorWakesOnWorkAndFindsOthersByItsIdlePoll(t *testing.T) {
+	f := newFixture(t, repair.ManagerConfig{})
+	run := f.scenario(t)
+	ctx := context.Background()
+
+	cfg := fastConfig()
+	cfg.IdlePoll = time.Minute
+	reg := prometheus.NewRegistry()
+	ex, err := repair.NewExecutor(f.Log, cfg, f.deps(), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := f.deps()
+	deps.Wake = ex.Wake
+	mgr, err := repair.NewManager(repair.ManagerConfig{}, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ectx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- ex.Run(ectx) }()
+	stopA := func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("executor: %v", err)
+		}
+	}
+	defer func() {
+		if ectx.Err() == nil {
+			stopA()
+		}
+	}()
+	// The executor's first look (at start-up) is over once it published its
+	// signals; from then on it idles for a minute unless woken.
+	waitGauge(t, reg, "repair_store_up", 1, 20*time.Second)
+
+	rs, err := mgr.Create(ctx, repair.CreateRequest{Selection: repair.Selection{RunID: run.ID, RebuildEpoch: 1}, RequestID: "wake", Reason: "INC-9", By: "otto"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := byAction(rs)
+	got := f.WaitRepair(t, by[repair.ActionReplay].ID, 30*time.Second, repair.Repair.Terminal)
+	if got.State != repair.StateVerified {
+		t.Errorf("replay repair ended %s, want VERIFIED", got.State)
+	}
+	stopA()
+
+	// Another replica's approval: nothing wakes this executor, its idle poll
+	// (1 s here) finds the work.
+	cfg.IdlePoll = time.Second
+	f.startExecutor(t, cfg, nil)
+	if _, err := f.mgr.Approve(ctx, by[repair.ActionRemove].ID, "bob", "origins checked"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.WaitRepair(t, by[repair.ActionRemove].ID, 30*time.Second, repair.Repair.Terminal); got.State != repair.StateVerified {
+		t.Errorf("removal approved through another replica ended %s, want VERIFIED", got.State)
+	}
+}
+
+// waitGauge waits until the gauge name in reg reads want.
+func waitGauge(t *testing.T, reg *prometheus.Registry, name string, want float64, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name && len(mf.GetMetric()) > 0 && mf.GetMetric()[0].GetGauge().GetValue() == want {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never read %v within %s", name, want, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

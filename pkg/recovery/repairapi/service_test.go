@@ -19,6 +19,7 @@ import (
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
@@ -42,6 +43,8 @@ type options struct {
 	allowSelf bool
 	executor  bool // run an executor
 	rate      int  // rows per second per shard (default 1000)
+	// watch, when its Poll is set, replaces the watch streams' defaults.
+	watch changefeed.WatchOptions
 }
 
 func newFixture(t *testing.T, o options) *fixture {
@@ -75,7 +78,11 @@ func newFixture(t *testing.T, o options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fitnessv1.RegisterRepairServiceServer(srv.GRPC(), repairapi.New(mgr, env.Store, f.audit))
+	var opts []repairapi.Option
+	if o.watch.Poll > 0 {
+		opts = append(opts, repairapi.WithWatch(o.watch))
+	}
+	fitnessv1.RegisterRepairServiceServer(srv.GRPC(), repairapi.New(mgr, env.Store, f.audit, opts...))
 	f.client = fitnessv1.NewRepairServiceClient(servertest.Serve(t, srv))
 	return f
 }
