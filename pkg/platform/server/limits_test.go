@@ -78,7 +78,7 @@ func TestKeepaliveEnforcementSendsGoAway(t *testing.T) {
 		goAway  bool
 	}{{"too often", time.Minute, true}, {"tolerated", time.Millisecond, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, _, _ := runAt(t, server.Config{GRPC: server.GRPCLimits{KeepaliveMinTime: tc.minTime, KeepalivePermitWithoutStream: true}}, nil, nil)
+			addr, _, _, _ := runAt(t, server.Config{GRPC: server.GRPCLimits{KeepaliveMinTime: tc.minTime, KeepalivePermitWithoutStream: true}}, nil, nil)
 			f, acks := pingRapidly(t, addr, 10, 10*time.Millisecond)
 			switch {
 			case tc.goAway && f == nil:

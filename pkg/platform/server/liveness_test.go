@@ -20,12 +20,13 @@ import (
 // it returns the health client, the HTTP address and Run's result channel.
 func runWithHTTP(t *testing.T, cfg server.Config, workers []server.Worker, probes []server.Probe) (healthpb.HealthClient, string, <-chan error) {
 	t.Helper()
-	grpcAddr, httpAddr, done := runAt(t, cfg, workers, probes)
+	grpcAddr, httpAddr, _, done := runAt(t, cfg, workers, probes)
 	return healthpb.NewHealthClient(dial(t, grpcAddr)), httpAddr, done
 }
 
-// runAt is runWithHTTP returning the gRPC address instead of a client.
-func runAt(t *testing.T, cfg server.Config, workers []server.Worker, probes []server.Probe) (grpcAddr, httpAddr string, _ <-chan error) {
+// runAt is runWithHTTP returning the gRPC address instead of a client, and
+// the function that ends Run's context.
+func runAt(t *testing.T, cfg server.Config, workers []server.Worker, probes []server.Probe) (grpcAddr, httpAddr string, _ context.CancelFunc, _ <-chan error) {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.LogLevel = "127.0.0.1:0", "127.0.0.1:0", "info"
@@ -53,7 +54,7 @@ func runAt(t *testing.T, cfg server.Config, workers []server.Worker, probes []se
 		case <-time.After(30 * time.Second):
 		}
 	})
-	return srv.GRPCAddr(), srv.HTTPAddr(), done
+	return srv.GRPCAddr(), srv.HTTPAddr(), cancel, done
 }
 
 // get returns the status code and body of GET http://addr/path (0 when

@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,29 +17,8 @@ import (
 // yields Run's result.
 func runServer(t *testing.T, grace time.Duration, workers []server.Worker, probes []server.Probe) (healthpb.HealthClient, context.CancelFunc, <-chan error) {
 	t.Helper()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: grace, LogLevel: "info"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	finished := make(chan struct{})
-	go func() {
-		done <- srv.Run(ctx, workers, probes)
-		close(finished)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-finished:
-		case <-time.After(30 * time.Second):
-		}
-	})
-	return healthpb.NewHealthClient(dial(t, srv.GRPCAddr())), cancel, done
+	grpcAddr, _, cancel, done := runAt(t, server.Config{ShutdownGrace: grace}, workers, probes)
+	return healthpb.NewHealthClient(dial(t, grpcAddr)), cancel, done
 }
 
 func healthOf(t *testing.T, hc healthpb.HealthClient, service string) healthpb.HealthCheckResponse_ServingStatus {
