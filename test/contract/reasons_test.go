@@ -17,10 +17,9 @@ import (
 // engines (MySQL shards and control database, ClickHouse, Pulsar) and
 // checks each answer's code and its ErrorInfo reason (domain
 // resultsync.fitness.v1), the reason in apierr.Catalogue with that code,
-// BadRequest with FIELD_VIOLATION and RetryInfo where the catalogue waits.
-// bare marks the errors of the authentication interceptor, which carry no
-// ErrorInfo until apierr's server interceptor is in the chain: their reason
-// is the generic one of their code (apierr.ReasonOf).
+// BadRequest with FIELD_VIOLATION and RetryInfo where the catalogue waits;
+// the authentication interceptor's bare statuses get their ErrorInfo from
+// apierr's server interceptor.
 func TestErrorReasons(t *testing.T) {
 	p := platformtest.New(t)
 	const detect, id, school = 4208, 42001, 7
@@ -35,88 +34,87 @@ func TestErrorReasons(t *testing.T) {
 		do     func() error
 		code   codes.Code
 		reason apierr.Reason
-		bare   bool
 	}{
 		{"ResultService/GetResult unknown", func() error {
 			_, err := p.Results.GetResult(op(), &fitnessv1.GetResultRequest{DataId: 49999, SchoolId: school})
 			return err
-		}, codes.NotFound, apierr.ResultNotFound, false},
+		}, codes.NotFound, apierr.ResultNotFound},
 		{"ResultService/RecordResult invalid", func() error {
 			_, err := p.Results.RecordResult(op(), &fitnessv1.RecordResultRequest{DataId: 42002})
 			return err
-		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		}, codes.InvalidArgument, apierr.FieldViolation},
 		{"ResultService/RecordResult taken", func() error {
 			_, err := p.Results.RecordResult(op(), &fitnessv1.RecordResultRequest{RequestId: "taken-42001", DataId: id, DetectId: detect,
 				UserId: 2, ProjectId: 3, SchoolId: school, Grade: 5, Result: "2.51", Unit: "m"})
 			return err
-		}, codes.AlreadyExists, apierr.ResultExists, false},
+		}, codes.AlreadyExists, apierr.ResultExists},
 		{"ResultService/RecordResult request_id reused", func() error {
 			_, err := p.Results.RecordResult(op(), &fitnessv1.RecordResultRequest{RequestId: "rec-42001", DataId: 42003, DetectId: detect,
 				UserId: 2, ProjectId: 3, SchoolId: school, Grade: 5, Result: "2.51", Unit: "m"})
 			return err
-		}, codes.FailedPrecondition, apierr.RequestIDReused, false},
+		}, codes.FailedPrecondition, apierr.RequestIDReused},
 		{"ResultService/CorrectResult stale version", func() error {
 			_, err := p.Results.CorrectResult(op(), &fitnessv1.CorrectResultRequest{RequestId: "stale-42001", SchoolId: school, DataId: id,
 				ExpectedVersion: 7, Result: "2.41", Unit: "m", Reason: "typo"})
 			return err
-		}, codes.Aborted, apierr.VersionConflict, false},
+		}, codes.Aborted, apierr.VersionConflict},
 		{"ResultService/ListResults bad page token", func() error { // with the other fields' violations
 			_, err := p.Results.ListResults(op(), &fitnessv1.ListResultsRequest{DetectId: detect, SchoolId: school, PageToken: "x"})
 			return err
-		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		}, codes.InvalidArgument, apierr.FieldViolation},
 		{"ResultService/GetResult without a token", func() error {
 			_, err := p.Results.GetResult(ctx, &fitnessv1.GetResultRequest{DataId: id, SchoolId: school})
 			return err
-		}, codes.Unauthenticated, apierr.Unauthenticated, true},
+		}, codes.Unauthenticated, apierr.Unauthenticated},
 		{"ResultService/RecordResult as a viewer", func() error {
 			_, err := p.Results.RecordResult(platformtest.Viewer(), &fitnessv1.RecordResultRequest{RequestId: "v-1", DataId: 42004})
 			return err
-		}, codes.PermissionDenied, apierr.Denied, true},
+		}, codes.PermissionDenied, apierr.Denied},
 		{"ReconcileService/GetReconciliationRun unknown", func() error {
 			_, err := p.Reconcile.GetReconciliationRun(op(), &fitnessv1.GetReconciliationRunRequest{RunId: "0123456789abcdef0123456789abcdef"})
 			return err
-		}, codes.NotFound, apierr.RunNotFound, false},
+		}, codes.NotFound, apierr.RunNotFound},
 		{"ReconcileService/StartReconciliationRun invalid", func() error {
 			_, err := p.Reconcile.StartReconciliationRun(op(), &fitnessv1.StartReconciliationRunRequest{SampleRate: 2})
 			return err
-		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		}, codes.InvalidArgument, apierr.FieldViolation},
 		{"ReconcileService/StartReconciliationRun unknown campaign", func() error {
 			_, err := p.Reconcile.StartReconciliationRun(op(), &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 4299},
 				Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS})
 			return err
-		}, codes.NotFound, apierr.CampaignNotFound, false},
+		}, codes.NotFound, apierr.CampaignNotFound},
 		{"ReconcileService/ListDiscrepancies without run_id", func() error {
 			_, err := p.Reconcile.ListDiscrepancies(op(), &fitnessv1.ListDiscrepanciesRequest{})
 			return err
-		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		}, codes.InvalidArgument, apierr.FieldViolation},
 		{"RepairService/GetRepair unknown", func() error {
 			_, err := p.Repair.GetRepair(admin(), &fitnessv1.GetRepairRequest{RepairId: "0123456789abcdef0123456789abcdef"})
 			return err
-		}, codes.NotFound, apierr.RepairNotFound, false},
+		}, codes.NotFound, apierr.RepairNotFound},
 		{"RepairService/GetRebuild unknown", func() error {
 			_, err := p.Repair.GetRebuild(admin(), &fitnessv1.GetRebuildRequest{RebuildId: "0123456789abcdef0123456789abcdef"})
 			return err
-		}, codes.NotFound, apierr.RebuildNotFound, false},
+		}, codes.NotFound, apierr.RebuildNotFound},
 		{"RepairService/CreateRepair of an unknown run", func() error {
 			_, err := p.Repair.CreateRepair(admin(), &fitnessv1.CreateRepairRequest{RequestId: "r-unknown", RunId: "0123456789abcdef0123456789abcdef", Reason: "x"})
 			return err
-		}, codes.NotFound, apierr.RunNotFound, false},
+		}, codes.NotFound, apierr.RunNotFound},
 		{"RepairService/CreateRepair invalid", func() error {
 			_, err := p.Repair.CreateRepair(admin(), &fitnessv1.CreateRepairRequest{})
 			return err
-		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		}, codes.InvalidArgument, apierr.FieldViolation},
 		{"OutboxService/ListOutboxEvents unknown shard", func() error {
 			_, err := outbox.ListOutboxEvents(admin(), &fitnessv1.ListOutboxEventsRequest{ShardId: "shard-9"})
 			return err
-		}, codes.NotFound, apierr.ShardNotFound, false},
+		}, codes.NotFound, apierr.ShardNotFound},
 		{"OutboxService/ReplayParkedEvents without a reason", func() error {
 			_, err := outbox.ReplayParkedEvents(admin(), &fitnessv1.ReplayParkedEventsRequest{ShardId: p.Shards.Shards[0].ID})
 			return err
-		}, codes.InvalidArgument, apierr.FieldViolation, false},
+		}, codes.InvalidArgument, apierr.FieldViolation},
 		{"ProjectionService/ListDeadLetters bad page token", func() error {
 			_, err := projection.ListDeadLetters(admin(), &fitnessv1.ListDeadLettersRequest{PageToken: "x"})
 			return err
-		}, codes.InvalidArgument, apierr.InvalidPageToken, false},
+		}, codes.InvalidArgument, apierr.InvalidPageToken},
 	}
 	catalogue := map[apierr.Reason]codes.Code{}
 	for _, e := range apierr.Catalogue {
@@ -144,13 +142,13 @@ func TestErrorReasons(t *testing.T) {
 					retry = true
 				}
 			}
-			if !info && !tc.bare {
+			if !info {
 				t.Errorf("no ErrorInfo in %s: %v", apierr.Domain, st.Details())
 			}
 			if badRequest != (reason == apierr.FieldViolation) {
 				t.Errorf("BadRequest %v for %s", badRequest, reason)
 			}
-			if !tc.bare && retry != (apierr.RetryDelay(reason) > 0) {
+			if retry != (apierr.RetryDelay(reason) > 0) {
 				t.Errorf("RetryInfo %v for %s", retry, reason)
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
+	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 )
 
@@ -98,12 +99,18 @@ func TestStatusesLeaveWithoutInternalAddresses(t *testing.T) {
 
 	_, err = c.GetResult(cctx, &fitnessv1.GetResultRequest{})
 	st := status.Convert(err)
-	if st.Code() != codes.Unavailable || st.Message() != "shard shard-1 unavailable: dial tcp <address>: connect: connection refused" || len(st.Details()) != 1 {
+	// Its details: the RetryInfo kept and the ErrorInfo apierr's
+	// interceptor adds (the generic reason UNAVAILABLE).
+	if st.Code() != codes.Unavailable || st.Message() != "shard shard-1 unavailable: dial tcp <address>: connect: connection refused" || len(st.Details()) != 2 {
 		t.Errorf("GetResult: %v %q details %v, want UNAVAILABLE without the address, RetryInfo kept", st.Code(), st.Message(), st.Details())
 	}
+	if r, _ := apierr.ReasonOf(err); r != apierr.UnavailableReason {
+		t.Errorf("GetResult: reason %s, want UNAVAILABLE", r)
+	}
+	// A plain error is INTERNAL (apierr.Status), its address redacted.
 	_, err = c.DeleteResult(cctx, &fitnessv1.DeleteResultRequest{})
-	if st := status.Convert(err); st.Code() != codes.Unknown || strings.Contains(st.Message(), "10.1.2.4") {
-		t.Errorf("DeleteResult: %v %q, want UNKNOWN without the address", st.Code(), st.Message())
+	if st := status.Convert(err); st.Code() != codes.Internal || strings.Contains(st.Message(), "10.1.2.4") {
+		t.Errorf("DeleteResult: %v %q, want INTERNAL without the address", st.Code(), st.Message())
 	}
 	eventually(t, "the log lines", func() bool {
 		return strings.Contains(logs.String(), "10.1.2.3:3306") && strings.Contains(logs.String(), "10.1.2.4:3306")

@@ -41,6 +41,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/buildinfo"
 	"github.com/resultsync/resultsync/pkg/platform/config"
@@ -182,9 +183,9 @@ func New(log *slog.Logger, cfg Config, opts ...Option) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildinfo.Get().Collector())
 	m := newRPCMetrics(reg)
 
-	unary := append([]grpc.UnaryServerInterceptor{redactUnary, m.UnaryServerInterceptor(), logUnary(log), recoverUnary(log),
+	unary := append([]grpc.UnaryServerInterceptor{redactUnary, m.UnaryServerInterceptor(), logUnary(log), apierr.UnaryServerInterceptor(), recoverUnary(log),
 		defaultDeadline(cfg.RPCTimeout)}, o.unary...)
-	stream := append([]grpc.StreamServerInterceptor{redactStream, m.StreamServerInterceptor(), logStream(log), recoverStream(log)}, o.stream...)
+	stream := append([]grpc.StreamServerInterceptor{redactStream, m.StreamServerInterceptor(), logStream(log), apierr.StreamServerInterceptor(), recoverStream(log)}, o.stream...)
 	gopts := []grpc.ServerOption{grpc.ChainUnaryInterceptor(unary...), grpc.ChainStreamInterceptor(stream...)}
 	gopts = append(gopts, cfg.GRPC.serverOptions()...)
 	var tc *tls.Config
