@@ -10,7 +10,7 @@
 # table either way. The figures of a shared, loaded machine are noisy:
 # compare ratios, not rates.
 #
-#   bench/run.sh [bench ...]        (default: writepath relay consumer reconcile repair e2e)
+#   bench/run.sh [bench ...]        (default: writepath relay consumer reconcile repair e2e idle)
 #   bench/run.sh --table DIR bench...   (the table of earlier outputs in DIR only)
 #   RS_BENCH_ENGINES="mysql" bench/run.sh writepath
 set -euo pipefail
@@ -61,7 +61,7 @@ if [ "${1:-}" = --table ]; then
 fi
 
 benches=("$@")
-[ ${#benches[@]} -gt 0 ] || benches=(writepath relay consumer reconcile repair e2e)
+[ ${#benches[@]} -gt 0 ] || benches=(writepath relay consumer reconcile repair e2e idle)
 mkdir -p "$out"
 failed=0
 
