@@ -34,6 +34,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/resultssvc"
+	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
 	"github.com/resultsync/resultsync/pkg/storage/schema"
 	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 	"github.com/resultsync/resultsync/pkg/write/resultapi"
@@ -131,6 +132,32 @@ func run(ctx context.Context, d, warm time.Duration) error {
 			return benchkit.RawTransaction(ctx, e.dbs[e.m.Owner(id)], id, i)
 		})
 	}
+	// The same shards opened as the service opens them (READ COMMITTED,
+	// multi-statement batches), for the one-round-trip ceilings.
+	batchDBs := make([]*sql.DB, len(e.m.Shards))
+	for i, sh := range e.m.Shards {
+		db, err := mysqldb.Open(ctx, sh.DSN, resultstore.PoolOptions(64))
+		if err != nil {
+			return fmt.Errorf("opening %s for the batch ceiling: %w", sh.ID, err)
+		}
+		defer db.Close()
+		batchDBs[i] = db
+	}
+	rawBatch := func(withOutbox bool) func(n int) (float64, error) {
+		return func(n int) (float64, error) {
+			phase++
+			p := phase
+			for c := range n {
+				if err := seed(ctx, e, p, c); err != nil {
+					return 0, err
+				}
+			}
+			return benchkit.Measure(n, d, warm, func(c, i int) error {
+				id := dataID(p, c, i%recordsPerClient)
+				return benchkit.RawBatch(ctx, batchDBs[e.m.Owner(id)], id, i, withOutbox)
+			})
+		}
+	}
 	correct := func(client []fitnessv1.ResultServiceClient) func(n int) (float64, error) {
 		return func(n int) (float64, error) {
 			phase++
@@ -162,15 +189,23 @@ func run(ctx context.Context, d, warm time.Duration) error {
 		name string
 		run  func(n int) (float64, error)
 	}{
-		{"raw update+insert", raw},
+		{"raw 4 round trips", raw},
+		{"raw batch, no outbox", rawBatch(false)},
+		{"raw batch, outbox", rawBatch(true)},
 		{"CorrectResult, no outbox", correct(noOutbox)},
 		{"CorrectResult, outbox", correct(withOutbox)},
 	}
-	// Every configuration is measured twice, in the order A B C then C B A,
-	// and the two runs averaged, so that a drift of the database over the run
-	// (growing tables, purge, merges) does not favour one configuration.
+	// Every configuration is measured twice, in the order A B C ... then
+	// ... C B A, and the two runs averaged, so that a drift of the database
+	// over the run (growing tables, purge, merges) does not favour one.
 	rates := map[string]float64{}
-	order := []int{0, 1, 2, 2, 1, 0}
+	var order []int
+	for i := range kinds {
+		order = append(order, i)
+	}
+	for i := range kinds {
+		order = append(order, len(kinds)-1-i)
+	}
 	for _, ki := range order {
 		k := kinds[ki]
 		for _, n := range clientsList {
@@ -193,9 +228,19 @@ func run(ctx context.Context, d, warm time.Duration) error {
 		with, without := rates[fmt.Sprintf("CorrectResult, outbox/%d", n)], rates[fmt.Sprintf("CorrectResult, no outbox/%d", n)]
 		fmt.Printf("outbox cost at %2d clients: %5.1f%% of throughput (target <= 25%%)\n", n, 100*(1-with/without))
 	}
-	raw16, with16 := rates["raw update+insert/16"], rates["CorrectResult, outbox/16"]
-	fmt.Printf("CorrectResult at 16 clients = %5.1f%% of the raw transaction rate (target >= 60%%)\n", 100*with16/raw16)
-	fmt.Printf("SUMMARY|writepath|CorrectResult, 16 clients|%.0f/s|%.0f/s raw txn|%.1f%%|>= 60%%|%s\n", with16, raw16, 100*with16/raw16, map[bool]string{true: "met", false: "NOT met"}[with16 >= 0.6*raw16])
+	for _, n := range clientsList {
+		a, b := rates[fmt.Sprintf("raw batch, no outbox/%d", n)], rates[fmt.Sprintf("raw batch, outbox/%d", n)]
+		fmt.Printf("the outbox insert's own cost at %2d clients (raw batches): %5.1f%% of throughput\n", n, 100*(1-b/a))
+	}
+	// Judged against the strongest ceiling doing the same work: the same
+	// single-round-trip batch at READ COMMITTED, outbox insert included.
+	four16, batch16, with16 := rates["raw 4 round trips/16"], rates["raw batch, outbox/16"], rates["CorrectResult, outbox/16"]
+	fmt.Printf("CorrectResult at 16 clients = %5.1f%% of the one-round-trip batch (target >= 60%%), %5.1f%% of the 4-round-trip transaction (reference)\n",
+		100*with16/batch16, 100*with16/four16)
+	benchkit.Summary("writepath", "CorrectResult, 16 clients", fmt.Sprintf("%.0f/s", with16), fmt.Sprintf("%.0f/s raw batch", batch16),
+		fmt.Sprintf("%.1f%%", 100*with16/batch16), ">= 60%", benchkit.Verdict(with16 >= 0.6*batch16))
+	benchkit.Summary("writepath", "CorrectResult vs 4-round-trip txn (reference), 16 clients", fmt.Sprintf("%.0f/s", with16), fmt.Sprintf("%.0f/s", four16),
+		fmt.Sprintf("%.1f%%", 100*with16/four16), "-", "-")
 	return nil
 }
 

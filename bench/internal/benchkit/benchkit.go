@@ -252,3 +252,36 @@ func RawTransaction(ctx context.Context, db *sql.DB, id int64, i int) error {
 	}
 	return tx.Commit()
 }
+
+// RawBatch is the write path's strongest ceiling: a correction's statements
+// in ONE round trip, as CorrectResult sends them (START TRANSACTION; UPDATE
+// of the result row; the INSERT of a 120-byte outbox row when withOutbox;
+// the INSERT of its request_log row; COMMIT), on a pool opened as the
+// service opens its own (resultstore.PoolOptions: READ COMMITTED sessions,
+// multi-statement batches), call i of a client on record id. Without the
+// outbox insert it measures what the outbox costs; with it, what the
+// service adds.
+func RawBatch(ctx context.Context, db *sql.DB, id int64, i int, withOutbox bool) error {
+	now := time.Now().UTC()
+	stmts := []string{"START TRANSACTION",
+		"UPDATE fitness_result SET result = ?, version = version + 1, update_time = ? WHERE data_id = ?"}
+	args := []any{fmt.Sprintf("2.%02d", i%100), now, id}
+	if withOutbox {
+		stmts = append(stmts, "INSERT INTO outbox_event (event_id, data_id, version, payload, due_time, create_time) VALUES (?, ?, ?, ?, ?, ?)")
+		args = append(args, fmt.Sprintf("raw-%d-%d", id, i), id, i, make([]byte, 120), now, now)
+	}
+	stmts = append(stmts, "INSERT INTO request_log (request_id, method, request_hash, data_id, version, response, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)", "COMMIT")
+	args = append(args, fmt.Sprintf("raw-%d-%d", id, i), "correct", strings.Repeat("0", 64), id, i, make([]byte, 40), now)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, strings.Join(stmts, ";\n"), args...); err != nil {
+		// A statement failed before COMMIT: the transaction is still open
+		// on this connection.
+		_, _ = conn.ExecContext(ctx, "ROLLBACK")
+		return err
+	}
+	return nil
+}
