@@ -449,12 +449,20 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) ([]Repair, erro
 // the same request.
 const planningPoll = 100 * time.Millisecond
 
+// maxEmptyLooks bounds how often byRequest looks again at a stored request
+// without repairs (50 x planningPoll: 5 s).
+const maxEmptyLooks = 50
+
 // byRequest returns the repairs of a stored request with hash h (done), an
 // apierr.ErrRequestReused for a different hash, or nothing for a new request id.
 // While another call is storing the request's items (PLANNING under a live
 // lease) it waits for that call; a request whose lease expired (a crashed
 // call) is removed and then reported as new.
 func (m *Manager) byRequest(ctx context.Context, requestID, h string) ([]Repair, bool, error) {
+	// A stored request holds at least one repair. Seen without any, it is
+	// between states (another call inserting its first repair, or removing
+	// an incomplete one): look again, a bounded number of times.
+	empty := 0
 	for {
 		stored, ok, err := m.store.RequestHash(ctx, requestID)
 		if err != nil || !ok {
@@ -469,6 +477,15 @@ func (m *Manager) byRequest(ctx context.Context, requestID, h string) ([]Repair,
 		}
 		if !planning {
 			rs, err := m.store.RepairsByRequest(ctx, requestID)
+			if err == nil && len(rs) == 0 && empty < maxEmptyLooks {
+				empty++
+				select {
+				case <-ctx.Done():
+					return nil, true, fmt.Errorf("waiting for request %s, between states: %w", requestID, ctx.Err())
+				case <-time.After(planningPoll):
+				}
+				continue
+			}
 			return rs, true, err
 		}
 		if expired {
