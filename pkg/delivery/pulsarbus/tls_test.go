@@ -1,12 +1,10 @@
 package pulsarbus_test
 
 import (
-	"context"
 	"crypto/tls"
 	"io"
 	"log/slog"
 	"net"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -105,42 +103,16 @@ func TestClientDialsTLS(t *testing.T) {
 	}
 }
 
-// tlsEndpoint listens on 127.0.0.1:0 with TLS cfg, completes each handshake
-// and closes the connection (it speaks no Pulsar), reporting "client <common
-// name of its certificate>" or "error: <the handshake error>". It returns
-// the pulsar+ssl:// URL of it by the name localhost.
+// tlsEndpoint is a tlstest.Handshakes endpoint (it speaks no Pulsar) by
+// its pulsar+ssl:// URL with the name localhost.
 func tlsEndpoint(t *testing.T, cfg *tls.Config) (string, <-chan string) {
 	t.Helper()
-	var lc net.ListenConfig
-	lis, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
+	addr, got := tlstest.Handshakes(t, cfg)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = lis.Close() })
-	got := make(chan string, 64)
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				tc := tls.Server(c, cfg)
-				if err := tc.Handshake(); err != nil {
-					got <- "error: " + err.Error()
-					return
-				}
-				cn := ""
-				if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
-					cn = pc[0].Subject.CommonName
-				}
-				got <- "client " + cn
-			}()
-		}
-	}()
-	return "pulsar+ssl://localhost:" + strconv.Itoa(lis.Addr().(*net.TCPAddr).Port), got
+	return "pulsar+ssl://localhost:" + port, got
 }
 
 func drain(c <-chan string) {

@@ -93,6 +93,10 @@ func TestIdleClaimLoopsBackOffAndWorkResetsThem(t *testing.T) {
 	if limit := float64(relay.DefaultClaimSlots * 3); idle > limit {
 		t.Errorf("%v empty claims in %s of idleness, want at most %v (without backoff: %d)", idle, window, limit, int(window/cfg.PollInterval)*relay.DefaultClaimSlots)
 	}
+	// Backed off, not stopped: every loop still claims within the window.
+	if idle < float64(relay.DefaultClaimSlots) {
+		t.Errorf("%v empty claims in %s of idleness, want at least one per loop (%d): the loops stopped claiming", idle, window, relay.DefaultClaimSlots)
+	}
 
 	// Work resets the backoff of the loop that found it: its next claim
 	// follows at once (an empty one, counted), not 2 s later.

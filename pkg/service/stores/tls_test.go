@@ -2,10 +2,8 @@ package stores_test
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -91,43 +89,6 @@ func TestTLSFlags(t *testing.T) {
 	}
 }
 
-// handshakes listens on 127.0.0.1:0 with TLS cfg, completes each handshake
-// and closes the connection (it speaks no database protocol), reporting the
-// client certificate's common name ("" without one) or the handshake error.
-func handshakes(t *testing.T, cfg *tls.Config) (string, <-chan string) {
-	t.Helper()
-	var lc net.ListenConfig
-	lis, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lis.Close() })
-	got := make(chan string, 64)
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				tc := tls.Server(c, cfg)
-				if err := tc.Handshake(); err != nil {
-					got <- "error: " + err.Error()
-					return
-				}
-				cn := ""
-				if pc := tc.ConnectionState().PeerCertificates; len(pc) > 0 {
-					cn = pc[0].Subject.CommonName
-				}
-				got <- "client " + cn
-			}()
-		}
-	}()
-	return lis.Addr().String(), got
-}
-
 // ClickHouse connections dial TLS with the private CA and present the client
 // certificate (against a TLS endpoint: the local ClickHouse has no secure
 // port), and refuse a server certificate of another CA.
@@ -142,7 +103,7 @@ func TestClickHouseDialsTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, got := handshakes(t, scfg)
+	addr, got := tlstest.Handshakes(t, scfg)
 	ping := func(f tlsconfig.Files) error {
 		p, err := stores.Open(stores.Settings{CHAddr: addr, CHDatabase: "d", CHTLS: f}, stores.ClickHouse, stores.Options{Log: log, CHDialTimeout: 2 * time.Second})
 		if err != nil {
