@@ -1,0 +1,86 @@
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from typing import ClassVar as _ClassVar
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ERROR_REASON_UNSPECIFIED: _ClassVar[ErrorReason]
+    FIELD_VIOLATION: _ClassVar[ErrorReason]
+    INVALID_ARGUMENT: _ClassVar[ErrorReason]
+    INVALID_PAGE_TOKEN: _ClassVar[ErrorReason]
+    REQUEST_ID_REUSED: _ClassVar[ErrorReason]
+    REQUEST_IN_PROGRESS: _ClassVar[ErrorReason]
+    VERSION_CONFLICT: _ClassVar[ErrorReason]
+    CONTENTION: _ClassVar[ErrorReason]
+    ABORTED: _ClassVar[ErrorReason]
+    RESULT_NOT_FOUND: _ClassVar[ErrorReason]
+    RECORD_NOT_FOUND: _ClassVar[ErrorReason]
+    RUN_NOT_FOUND: _ClassVar[ErrorReason]
+    CAMPAIGN_NOT_FOUND: _ClassVar[ErrorReason]
+    SHARD_NOT_FOUND: _ClassVar[ErrorReason]
+    REPAIR_NOT_FOUND: _ClassVar[ErrorReason]
+    REBUILD_NOT_FOUND: _ClassVar[ErrorReason]
+    NOT_FOUND: _ClassVar[ErrorReason]
+    RESULT_ALREADY_EXISTS: _ClassVar[ErrorReason]
+    ALREADY_EXISTS: _ClassVar[ErrorReason]
+    RESULT_DELETED: _ClassVar[ErrorReason]
+    PAYLOAD_MISMATCH: _ClassVar[ErrorReason]
+    INVALID_STATE: _ClassVar[ErrorReason]
+    NO_SCHEDULE: _ClassVar[ErrorReason]
+    FAILED_PRECONDITION: _ClassVar[ErrorReason]
+    NEEDS_SECOND_APPROVER: _ClassVar[ErrorReason]
+    PERMISSION_DENIED: _ClassVar[ErrorReason]
+    UNAUTHENTICATED: _ClassVar[ErrorReason]
+    RUN_QUEUE_FULL: _ClassVar[ErrorReason]
+    RESOURCE_EXHAUSTED: _ClassVar[ErrorReason]
+    DEPENDENCY_UNAVAILABLE: _ClassVar[ErrorReason]
+    NOT_RECOVERED: _ClassVar[ErrorReason]
+    UNAVAILABLE: _ClassVar[ErrorReason]
+    DEADLINE_EXCEEDED: _ClassVar[ErrorReason]
+    CANCELLED: _ClassVar[ErrorReason]
+    OUT_OF_RANGE: _ClassVar[ErrorReason]
+    UNIMPLEMENTED: _ClassVar[ErrorReason]
+    INTERNAL: _ClassVar[ErrorReason]
+    DATA_LOSS: _ClassVar[ErrorReason]
+    UNKNOWN: _ClassVar[ErrorReason]
+ERROR_REASON_UNSPECIFIED: ErrorReason
+FIELD_VIOLATION: ErrorReason
+INVALID_ARGUMENT: ErrorReason
+INVALID_PAGE_TOKEN: ErrorReason
+REQUEST_ID_REUSED: ErrorReason
+REQUEST_IN_PROGRESS: ErrorReason
+VERSION_CONFLICT: ErrorReason
+CONTENTION: ErrorReason
+ABORTED: ErrorReason
+RESULT_NOT_FOUND: ErrorReason
+RECORD_NOT_FOUND: ErrorReason
+RUN_NOT_FOUND: ErrorReason
+CAMPAIGN_NOT_FOUND: ErrorReason
+SHARD_NOT_FOUND: ErrorReason
+REPAIR_NOT_FOUND: ErrorReason
+REBUILD_NOT_FOUND: ErrorReason
+NOT_FOUND: ErrorReason
+RESULT_ALREADY_EXISTS: ErrorReason
+ALREADY_EXISTS: ErrorReason
+RESULT_DELETED: ErrorReason
+PAYLOAD_MISMATCH: ErrorReason
+INVALID_STATE: ErrorReason
+NO_SCHEDULE: ErrorReason
+FAILED_PRECONDITION: ErrorReason
+NEEDS_SECOND_APPROVER: ErrorReason
+PERMISSION_DENIED: ErrorReason
+UNAUTHENTICATED: ErrorReason
+RUN_QUEUE_FULL: ErrorReason
+RESOURCE_EXHAUSTED: ErrorReason
+DEPENDENCY_UNAVAILABLE: ErrorReason
+NOT_RECOVERED: ErrorReason
+UNAVAILABLE: ErrorReason
+DEADLINE_EXCEEDED: ErrorReason
+CANCELLED: ErrorReason
+OUT_OF_RANGE: ErrorReason
+UNIMPLEMENTED: ErrorReason
+INTERNAL: ErrorReason
+DATA_LOSS: ErrorReason
+UNKNOWN: ErrorReason
