@@ -1,4 +1,5 @@
-// Package layout checks that the README's table of pkg/ groups is the tree:
+// Package layout checks that docs/repository.md's table of pkg/ groups is
+// the tree:
 // every package under pkg/ sits in a group (pkg/<group>/<package>) and is
 // named in its group's row, and every package a row names exists.
 package layout
@@ -15,23 +16,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// row is one line of the README's table of groups: | `pkg/<group>/` | ... |
+// row is one line of docs/repository.md's table of groups: | `pkg/<group>/` | ... |
 var row = regexp.MustCompile("^\\| `pkg/([a-z]+)/` \\| (.*) \\|$")
 
 // name is a package named in a row's second cell: a backticked lower-case word.
 var name = regexp.MustCompile("`([a-z0-9]+)`")
 
-func TestREADMETableIsTheTree(t *testing.T) {
+func TestRepositoryTableIsTheTree(t *testing.T) {
 	root := filepath.Join("..", "..")
-	want := readme(t, filepath.Join(root, "README.md"))
+	want := table(t, filepath.Join(root, "docs", "repository.md"))
 	got := tree(t, filepath.Join(root, "pkg"))
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("README.md's pkg/ table differs from the tree (-README +tree):\n%s", diff)
+		t.Errorf("docs/repository.md's pkg/ table differs from the tree (-doc +tree):\n%s", diff)
 	}
 }
 
-// readme returns, per group of the README's table, the packages it names.
-func readme(t *testing.T, path string) map[string][]string {
+// table returns, per group of the document's table, the packages it names.
+func table(t *testing.T, path string) map[string][]string {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -55,7 +56,7 @@ func readme(t *testing.T, path string) map[string][]string {
 		t.Fatal(err)
 	}
 	if len(out) == 0 {
-		t.Fatal("README.md has no table of pkg/ groups")
+		t.Fatalf("%s has no table of pkg/ groups", path)
 	}
 	return out
 }
