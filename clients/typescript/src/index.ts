@@ -11,24 +11,32 @@
  *   {@link TlsFiles};
  * - {@link bearer}: that interceptor, for a transport of your own;
  * - {@link versionConflict}: the typed `VersionConflict` detail of an
- *   ABORTED correction or deletion.
+ *   ABORTED correction or deletion;
+ * - {@link errorReason}: an error's reason as the typed `ErrorReason` (the
+ *   proto enum `fitness.v1.ErrorReason`), from its `google.rpc.ErrorInfo`;
+ *   {@link retryDelayMs}: its `RetryInfo` delay; {@link fieldViolations}:
+ *   its `BadRequest` field violations.
  */
 import type { Client, Interceptor, Transport } from "@connectrpc/connect";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
+import { BinaryReader, WireType } from "@bufbuild/protobuf/wire";
 import { readFileSync } from "node:fs";
+
+import { ErrorReason, ErrorReasonSchema } from "./gen/fitness/v1/errors_pb.js";
 
 import { ReconcileService } from "./gen/fitness/v1/reconcile_pb.js";
 import { RepairService } from "./gen/fitness/v1/repair_pb.js";
 import type { VersionConflict } from "./gen/fitness/v1/result_pb.js";
 import { ResultService, VersionConflictSchema } from "./gen/fitness/v1/result_pb.js";
 
+export * as errors from "./gen/fitness/v1/errors_pb.js";
 export * as outbox from "./gen/fitness/v1/outbox_pb.js";
 export * as projection from "./gen/fitness/v1/projection_pb.js";
 export * as reconcile from "./gen/fitness/v1/reconcile_pb.js";
 export * as repair from "./gen/fitness/v1/repair_pb.js";
 export * as result from "./gen/fitness/v1/result_pb.js";
-export { Code, ConnectError, createClient };
+export { Code, ConnectError, createClient, ErrorReason };
 
 /** An interceptor that sends `authorization: Bearer <token>` with every call. */
 export function bearer(token: string): Interceptor {
@@ -111,4 +119,103 @@ export function versionConflict(err: unknown): VersionConflict | undefined {
     return undefined;
   }
   return e.findDetails(VersionConflictSchema)[0];
+}
+
+/** The `google.rpc.ErrorInfo` domain of every resultsync error. */
+export const DOMAIN = "resultsync.fitness.v1";
+
+/** One invalid field of a FIELD_VIOLATION error (`google.rpc.BadRequest.FieldViolation`). */
+export interface FieldViolation {
+  /** The field's name, e.g. `grade` or `scope.detect_id`. */
+  field: string;
+  /** What is wrong with it. */
+  description: string;
+}
+
+/**
+ * The reason of `err` as the typed `ErrorReason`: the `google.rpc.ErrorInfo`
+ * of domain {@link DOMAIN} the server attached, mapped by name
+ * (`ErrorReason.VERSION_CONFLICT`, ...). `ErrorReason.ERROR_REASON_UNSPECIFIED`
+ * when the error carries none or a reason this client does not know yet:
+ * treat it by its code.
+ */
+export function errorReason(err: unknown): ErrorReason {
+  for (const info of detailFields(err, "google.rpc.ErrorInfo")) {
+    // ErrorInfo: reason = 1, domain = 2.
+    if (text(info, 2) === DOMAIN) {
+      const reason = text(info, 1);
+      return ErrorReasonSchema.values.find((v) => v.name === reason)?.number ?? ErrorReason.ERROR_REASON_UNSPECIFIED;
+    }
+  }
+  return ErrorReason.ERROR_REASON_UNSPECIFIED;
+}
+
+/**
+ * How long to wait, in milliseconds, before sending the same request again
+ * (the `google.rpc.RetryInfo` of a CONTENTION, REQUEST_IN_PROGRESS,
+ * UNAVAILABLE or RESOURCE_EXHAUSTED error; double it on each further
+ * failure), or undefined when the server gave none.
+ */
+export function retryDelayMs(err: unknown): number | undefined {
+  for (const info of detailFields(err, "google.rpc.RetryInfo")) {
+    // RetryInfo: retry_delay = 1, a google.protobuf.Duration (seconds = 1, nanos = 2).
+    const delay = info.get(1)?.at(-1);
+    if (delay instanceof Uint8Array) {
+      const d = fields(delay);
+      return Number(varint(d, 1)) * 1000 + Number(varint(d, 2)) / 1e6;
+    }
+  }
+  return undefined;
+}
+
+/** The invalid fields of a FIELD_VIOLATION error (its `google.rpc.BadRequest`); empty for another error. */
+export function fieldViolations(err: unknown): FieldViolation[] {
+  // BadRequest: field_violations = 1 (FieldViolation: field = 1, description = 2).
+  return detailFields(err, "google.rpc.BadRequest").flatMap((bad) =>
+    (bad.get(1) ?? []).flatMap((v) => {
+      if (!(v instanceof Uint8Array)) return [];
+      const f = fields(v);
+      return [{ field: text(f, 1), description: text(f, 2) }];
+    }),
+  );
+}
+
+// The google.rpc error details are decoded from their wire form: the few
+// fields read here (stable since google.rpc's first release) need no
+// generated code of googleapis in this package.
+type Fields = Map<number, (Uint8Array | bigint)[]>;
+
+function detailFields(err: unknown, typeName: string): Fields[] {
+  return ConnectError.from(err).details.flatMap((d) =>
+    "type" in d && d.type === typeName ? [fields(d.value)] : [],
+  );
+}
+
+function fields(bytes: Uint8Array): Fields {
+  const out: Fields = new Map();
+  const r = new BinaryReader(bytes);
+  while (r.pos < r.len) {
+    const [no, wt] = r.tag();
+    let v: Uint8Array | bigint;
+    if (wt === WireType.LengthDelimited) {
+      v = r.bytes();
+    } else if (wt === WireType.Varint) {
+      v = BigInt(r.int64());
+    } else {
+      r.skip(wt, no);
+      continue;
+    }
+    out.set(no, [...(out.get(no) ?? []), v]);
+  }
+  return out;
+}
+
+function text(f: Fields, no: number): string {
+  const v = f.get(no)?.at(-1);
+  return v instanceof Uint8Array ? new TextDecoder().decode(v) : "";
+}
+
+function varint(f: Fields, no: number): bigint {
+  const v = f.get(no)?.at(-1);
+  return typeof v === "bigint" ? v : 0n;
 }

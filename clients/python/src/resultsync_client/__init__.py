@@ -10,6 +10,10 @@ module adds what every caller needs besides them:
   mutual TLS, of a client certificate into channel credentials;
 * :func:`version_conflict` decodes the ``fitness.v1.VersionConflict`` detail
   of an ABORTED error (a correction or deletion at a stale version);
+* :func:`error_reason` returns an error's reason as the typed
+  ``fitness.v1.ErrorReason`` (:data:`ErrorReason`), from its
+  ``google.rpc.ErrorInfo``; :func:`retry_delay` its ``RetryInfo`` delay and
+  :func:`field_violations` its ``BadRequest`` field violations;
 * :func:`details` returns every typed detail of an error's
   ``google.rpc.Status``.
 
@@ -25,14 +29,16 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Type, TypeVar
+import datetime
+from typing import Any, Callable, Iterable, Optional, Type, TypeVar, cast
 
 import grpc
 from google.protobuf import message as _message
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from fitness.v1 import (
+    errors_pb2,
     outbox_pb2_grpc,
     projection_pb2_grpc,
     reconcile_pb2_grpc,
@@ -42,8 +48,13 @@ from fitness.v1 import (
 )
 
 __all__ = [
+    "DOMAIN",
+    "ErrorReason",
     "connect",
     "details",
+    "error_reason",
+    "field_violations",
+    "retry_delay",
     "tls_credentials",
     "version_conflict",
     "ResultServiceStub",
@@ -60,6 +71,14 @@ ReconcileServiceStub = reconcile_pb2_grpc.ReconcileServiceStub
 RepairServiceStub = repair_pb2_grpc.RepairServiceStub
 
 M = TypeVar("M", bound=_message.Message)
+
+#: The ``google.rpc.ErrorInfo`` domain of every resultsync error.
+DOMAIN = "resultsync.fitness.v1"
+
+#: The catalogue of error reasons as a typed enum (``fitness.v1.ErrorReason``,
+#: docs/calling.md): ``ErrorReason.VERSION_CONFLICT``, ...;
+#: ``ErrorReason.ERROR_REASON_UNSPECIFIED`` for none or an unknown one.
+ErrorReason = errors_pb2.ErrorReason
 
 
 class _BearerToken(
@@ -187,3 +206,37 @@ def version_conflict(err: grpc.RpcError) -> Optional[result_pb2.VersionConflict]
         return None
     found = details(err, result_pb2.VersionConflict)
     return found[0] if found else None
+
+
+def error_reason(err: grpc.RpcError) -> errors_pb2.ErrorReason:
+    """Returns the reason of ``err`` as the typed ``ErrorReason``: the
+    ``google.rpc.ErrorInfo`` of domain :data:`DOMAIN` the server attached,
+    mapped by name (``ErrorReason.VERSION_CONFLICT``, ...).
+    ``ErrorReason.ERROR_REASON_UNSPECIFIED`` when the error carries none or a
+    reason this client does not know yet: treat it by its status code."""
+    for info in details(err, error_details_pb2.ErrorInfo):
+        if info.domain == DOMAIN:
+            try:
+                return cast(errors_pb2.ErrorReason, errors_pb2.ErrorReason.Value(info.reason))
+            except ValueError:
+                break
+    return errors_pb2.ErrorReason.ERROR_REASON_UNSPECIFIED
+
+
+def retry_delay(err: grpc.RpcError) -> Optional[datetime.timedelta]:
+    """Returns how long to wait before sending the same request again (the
+    ``google.rpc.RetryInfo`` of a CONTENTION, REQUEST_IN_PROGRESS,
+    UNAVAILABLE or RESOURCE_EXHAUSTED error; double it on each further
+    failure), or None when the server gave none."""
+    found = details(err, error_details_pb2.RetryInfo)
+    if not found or not found[0].HasField("retry_delay"):
+        return None
+    delay: datetime.timedelta = found[0].retry_delay.ToTimedelta()
+    return delay
+
+
+def field_violations(err: grpc.RpcError) -> list[error_details_pb2.BadRequest.FieldViolation]:
+    """Returns the invalid fields of a FIELD_VIOLATION error (its
+    ``google.rpc.BadRequest``: each ``field`` and ``description``); empty
+    for another error."""
+    return [v for bad in details(err, error_details_pb2.BadRequest) for v in bad.field_violations]

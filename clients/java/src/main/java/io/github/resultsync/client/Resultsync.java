@@ -2,7 +2,12 @@ package io.github.resultsync.client;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Descriptors.EnumValueDescriptor;
 import com.google.protobuf.Message;
+import com.google.rpc.BadRequest;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.RetryInfo;
+import io.github.resultsync.fitness.v1.ErrorReason;
 import io.github.resultsync.fitness.v1.VersionConflict;
 import io.grpc.CallCredentials;
 import io.grpc.ChannelCredentials;
@@ -16,6 +21,7 @@ import io.grpc.TlsChannelCredentials;
 import io.grpc.protobuf.StatusProto;
 import java.io.File;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -25,7 +31,9 @@ import java.util.concurrent.Executor;
  * What every caller of resultsync's gRPC APIs needs besides the generated
  * stubs ({@code io.github.resultsync.fitness.v1.*Grpc}): a bearer token on
  * every call, a channel to a server (plaintext, or TLS with a private CA and
- * a client certificate), and the typed details of an error.
+ * a client certificate), and the typed details of an error: its reason as
+ * the proto enum {@link ErrorReason}, its retry delay, its invalid fields,
+ * a version conflict.
  *
  * <pre>{@code
  * ManagedChannel ch = Resultsync.plaintextChannel("127.0.0.1:7101");
@@ -33,6 +41,7 @@ import java.util.concurrent.Executor;
  * try {
  *   results.correctResult(request);
  * } catch (StatusRuntimeException e) {
+ *   if (Resultsync.errorReason(e) != ErrorReason.VERSION_CONFLICT) throw e;
  *   Resultsync.versionConflict(e).ifPresent(c -> System.out.println("now at " + c.getCurrentVersion()));
  * }
  * }</pre>
@@ -40,6 +49,9 @@ import java.util.concurrent.Executor;
 public final class Resultsync {
   private static final Metadata.Key<String> AUTHORIZATION =
       Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+  /** The {@code google.rpc.ErrorInfo} domain of every resultsync error. */
+  public static final String DOMAIN = "resultsync.fitness.v1";
 
   private Resultsync() {}
 
@@ -97,6 +109,10 @@ public final class Resultsync {
 
   /** The details of type {@code type} the server attached to {@code e} (its google.rpc.Status). */
   public static <T extends Message> List<T> details(StatusRuntimeException e, Class<T> type) {
+    return detailsOf(e, type);
+  }
+
+  private static <T extends Message> List<T> detailsOf(Throwable e, Class<T> type) {
     List<T> out = new ArrayList<>();
     com.google.rpc.Status status = StatusProto.fromThrowable(e);
     if (status == null) {
@@ -123,5 +139,47 @@ public final class Resultsync {
       return Optional.empty();
     }
     return details(e, VersionConflict.class).stream().findFirst();
+  }
+
+  /**
+   * The reason of {@code e} as the typed {@link ErrorReason}: the
+   * {@code google.rpc.ErrorInfo} of domain {@link #DOMAIN} the server attached,
+   * mapped by name ({@code ErrorReason.VERSION_CONFLICT}, ...).
+   * {@code ERROR_REASON_UNSPECIFIED} when the error carries none or a reason
+   * this client does not know yet: treat it by its status code.
+   */
+  public static ErrorReason errorReason(Throwable e) {
+    for (ErrorInfo info : detailsOf(e, ErrorInfo.class)) {
+      if (info.getDomain().equals(DOMAIN)) {
+        EnumValueDescriptor v = ErrorReason.getDescriptor().findValueByName(info.getReason());
+        return v == null ? ErrorReason.ERROR_REASON_UNSPECIFIED : ErrorReason.valueOf(v);
+      }
+    }
+    return ErrorReason.ERROR_REASON_UNSPECIFIED;
+  }
+
+  /**
+   * How long to wait before sending the same request again: the
+   * {@code google.rpc.RetryInfo} of a CONTENTION, REQUEST_IN_PROGRESS,
+   * UNAVAILABLE or RESOURCE_EXHAUSTED error (double it on each further
+   * failure); empty when the server gave none.
+   */
+  public static Optional<Duration> retryDelay(Throwable e) {
+    return detailsOf(e, RetryInfo.class).stream()
+        .filter(RetryInfo::hasRetryDelay)
+        .map(r -> Duration.ofSeconds(r.getRetryDelay().getSeconds(), r.getRetryDelay().getNanos()))
+        .findFirst();
+  }
+
+  /**
+   * The invalid fields of a FIELD_VIOLATION error (its {@code google.rpc.BadRequest}:
+   * each field's name and what is wrong with it); empty for another error.
+   */
+  public static List<BadRequest.FieldViolation> fieldViolations(Throwable e) {
+    List<BadRequest.FieldViolation> out = new ArrayList<>();
+    for (BadRequest bad : detailsOf(e, BadRequest.class)) {
+      out.addAll(bad.getFieldViolationsList());
+    }
+    return out;
   }
 }
