@@ -17,7 +17,7 @@ import time
 import grpc
 import pytest
 
-from fitness.v1 import reconcile_pb2, repair_pb2, result_pb2
+from resultsync_client.fitness.v1 import reconcile_pb2, repair_pb2, result_pb2
 from resultsync_client import (
     ReconcileServiceStub,
     RepairServiceStub,

@@ -14,7 +14,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.protobuf.message import Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from fitness.v1 import result_pb2
+from resultsync_client.fitness.v1 import result_pb2
 from resultsync_client import (
     DOMAIN,
     ErrorReason,

@@ -13,7 +13,7 @@ import time
 import grpc
 import pytest
 
-from fitness.v1 import result_pb2
+from resultsync_client.fitness.v1 import result_pb2
 from resultsync_client import ResultServiceStub, connect, tls_credentials
 
 TIMEOUT = 10.0

@@ -1,8 +1,10 @@
 """Typed Python client of resultsync's gRPC APIs.
 
-The generated modules live in the ``fitness.v1`` package (one module per
-proto file: ``result_pb2`` messages, ``result_pb2_grpc`` stubs, ...). This
-module adds what every caller needs besides them:
+The generated modules of the proto package ``fitness.v1`` live in
+``resultsync_client.fitness.v1`` (one module per proto file: ``result_pb2``
+messages, ``result_pb2_grpc`` stubs, ...; inside this package, so no
+top-level ``fitness`` can collide with them). This module adds what every
+caller needs besides them:
 
 * :func:`connect` opens a channel that sends a bearer token with every call
   (unary and streaming), plaintext or over TLS;
@@ -20,7 +22,7 @@ module adds what every caller needs besides them:
 Example::
 
     from resultsync_client import connect, version_conflict
-    from fitness.v1 import result_pb2, result_pb2_grpc
+    from resultsync_client.fitness.v1 import result_pb2, result_pb2_grpc
 
     with connect("127.0.0.1:7101", token="dev-operator") as channel:
         results = result_pb2_grpc.ResultServiceStub(channel)
@@ -37,7 +39,7 @@ from google.protobuf import message as _message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from fitness.v1 import (
+from resultsync_client.fitness.v1 import (
     errors_pb2,
     outbox_pb2_grpc,
     projection_pb2_grpc,

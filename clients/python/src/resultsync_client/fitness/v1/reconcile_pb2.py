@@ -29,7 +29,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1a\x66itness/v1/
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fitness.v1.reconcile_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'resultsync_client.fitness.v1.reconcile_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_RECONCILEDEPTH']._serialized_start=2866

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from fitness.v1 import outbox_pb2 as fitness_dot_v1_dot_outbox__pb2
+from resultsync_client.fitness.v1 import outbox_pb2 as fitness_dot_v1_dot_outbox__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__

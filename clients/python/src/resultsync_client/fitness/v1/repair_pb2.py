@@ -22,7 +22,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
-from fitness.v1 import reconcile_pb2 as fitness_dot_v1_dot_reconcile__pb2
+from resultsync_client.fitness.v1 import reconcile_pb2 as fitness_dot_v1_dot_reconcile__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
@@ -30,7 +30,7 @@ DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x66itness/v1/
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
-_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'fitness.v1.repair_pb2', _globals)
+_builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'resultsync_client.fitness.v1.repair_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_REPAIRSTATE']._serialized_start=5164

@@ -4,7 +4,7 @@ isort:skip_file
 """
 
 from collections import abc as _abc
-from fitness.v1 import outbox_pb2 as _outbox_pb2
+from resultsync_client.fitness.v1 import outbox_pb2 as _outbox_pb2
 from grpc import aio as _aio
 import abc as _abc_1
 import grpc as _grpc

@@ -1,6 +1,6 @@
 import datetime
 
-from fitness.v1 import reconcile_pb2 as _reconcile_pb2
+from resultsync_client.fitness.v1 import reconcile_pb2 as _reconcile_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
