@@ -389,6 +389,30 @@ func (s *Store) CreateRepairs(ctx context.Context, spec CreateSpec) ([]Repair, e
 	return out, nil
 }
 
+// renewPlanning extends owner's lease of the PLANNING repairs of spec's
+// request inside tx and sets their message, or returns errPlanningLost when
+// owner no longer holds them. Whether owner holds them is read with a
+// locking read, never from the UPDATE's affected-row count: MySQL and
+// MariaDB count only the rows an UPDATE changes, and a renewal that writes
+// the same message and the same expiry (two one-item repairs of one request
+// stored within a millisecond) changes none; read as "lost", that made
+// CreateRepair wait out its own lease (30 s) and start again.
+func renewPlanning(ctx context.Context, tx *sql.Tx, spec CreateSpec, owner, message string) error {
+	var held int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM repair WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ? FOR UPDATE",
+		spec.RequestID, owner).Scan(&held); err != nil {
+		return fmt.Errorf("renewing the planning of request %s: %w", spec.RequestID, err)
+	}
+	if held == 0 {
+		return errPlanningLost
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE repair SET message = ?, lease_expire = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
+		WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ?`, message, spec.Lease.Microseconds(), spec.RequestID, owner); err != nil {
+		return fmt.Errorf("renewing the planning of request %s: %w", spec.RequestID, err)
+	}
+	return nil
+}
+
 // storeItems commits the items of the PLANNING repairs out, spec.Batch per
 // transaction, each renewing owner's lease.
 func (s *Store) storeItems(ctx context.Context, spec CreateSpec, owner string, out []Repair) error {
@@ -398,14 +422,8 @@ func (s *Store) storeItems(ctx context.Context, spec CreateSpec, owner string, o
 		for i := 0; i < len(nr.Items); i += spec.Batch {
 			chunk := nr.Items[i:min(i+spec.Batch, len(nr.Items))]
 			err := s.inTx(ctx, func(tx *sql.Tx) error {
-				res, err := tx.ExecContext(ctx, `UPDATE repair SET message = ?, lease_expire = DATE_ADD(UTC_TIMESTAMP(3), INTERVAL ? MICROSECOND)
-					WHERE request_id = ? AND state = 'PLANNING' AND lease_owner = ?`,
-					fmt.Sprintf("planning: %d of %d items stored", i+len(chunk), len(nr.Items)), spec.Lease.Microseconds(), spec.RequestID, owner)
-				if err != nil {
-					return fmt.Errorf("renewing the planning of request %s: %w", spec.RequestID, err)
-				}
-				if n, err := res.RowsAffected(); err != nil || n == 0 {
-					return errPlanningLost
+				if err := renewPlanning(ctx, tx, spec, owner, fmt.Sprintf("planning: %d of %d items stored", i+len(chunk), len(nr.Items))); err != nil {
+					return err
 				}
 				return s.insertItems(ctx, tx, id, i, chunk)
 			})
