@@ -37,14 +37,21 @@ $(BIN)/grpcurl: tools/grpcurl/go.mod tools/grpcurl/go.sum
 $(BIN)/golangci-lint: tools/golangci-lint/go.mod tools/golangci-lint/go.sum
 	cd tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
-# Client packages in other languages: clients/<lang>/ each with generate.sh
-# (regenerates its committed code from proto/ with pinned local generators)
-# and test.sh (its own runner against the servers started by
-# deploy/local/servers.sh; addresses in RS_*_ADDR, see test-clients).
-CLIENT_LANGS := python typescript java
+# Client packages: clients/<lang>/ each with test.sh (its own runner against
+# the servers started by deploy/local/servers.sh; addresses in RS_*_ADDR, see
+# test-clients) and, in other languages than Go, generate.sh (regenerates its
+# committed code from proto/ with pinned local generators; the Go client
+# builds on the gen module, gen/).
+CLIENT_LANGS := python typescript java go
+# The Go modules of the repository: the main one, the generated code (gen/)
+# and the Go client (clients/go); the main one requires the other two
+# through replace directives (go.mod).
+GO_MODULES := . gen clients/go
 
 .PHONY: generate
 generate: $(BIN)/buf ## Regenerate gen/ and every client's generated code from proto/ (local plugins only).
+	@# gen/ is a Go module: everything in it but go.mod and go.sum is generated (buf.gen.yaml: clean: false).
+	find gen -mindepth 1 -maxdepth 1 ! -name go.mod ! -name go.sum -exec rm -rf {} +
 	$(BIN)/buf generate
 	@set -e; for l in $(CLIENT_LANGS); do \
 		if [ -x clients/$$l/generate.sh ]; then echo "== generate $$l client"; clients/$$l/generate.sh; fi; \
@@ -58,15 +65,17 @@ check-generate: generate ## Fail when gen/ or any client's generated code is sta
 	fi
 
 .PHONY: lint
-lint: $(BIN)/buf $(BIN)/golangci-lint ## buf lint + buf breaking + gofmt + go vet + golangci-lint (.golangci.yml).
+lint: $(BIN)/buf $(BIN)/golangci-lint ## buf lint + buf breaking + gofmt + go mod tidy -diff, go vet and golangci-lint (.golangci.yml) of the Go modules.
 	$(BIN)/buf lint
 	@if [ -z '$(BREAKING_AGAINST)' ]; then echo "buf breaking: no release in proto/releases to compare with" >&2; exit 1; fi
 	@echo "buf breaking --against $(BREAKING_AGAINST)"
 	$(BIN)/buf breaking --against '$(BREAKING_AGAINST)'
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); \
 		if [ -n "$$out" ]; then echo "gofmt needed: $$out" >&2; exit 1; fi
+	@for m in $(GO_MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && $(GO) mod tidy -diff) || exit 1; done
 	$(GO) vet ./...
 	$(BIN)/golangci-lint run ./...
+	cd clients/go && $(GO) vet ./... && $(BIN)/golangci-lint run --config $(CURDIR)/.golangci.yml ./...
 
 .PHONY: release-contracts
 release-contracts: $(BIN)/buf ## Record the contracts of release RELEASE (e.g. RELEASE=v0.2.0) as proto/releases/fitness-RELEASE.binpb, the base of buf breaking; then add its CHANGELOG.md section and tag it.
@@ -148,7 +157,7 @@ test: tools ## Install what is missing, start the infrastructure, run every chec
 	$(MAKE) test-chaos-short
 
 .PHONY: test-clients
-test-clients: build ## Start the six servers (deploy/local/servers.sh) and run every client's tests and the README's examples against them.
+test-clients: build ## Start the six servers (deploy/local/servers.sh) and run every client's tests (Go: go vet + go test of clients/go) and the README's examples against them.
 	$(LOCAL_ENV); deploy/local/test-clients.sh $(CLIENT_LANGS)
 
 # Scale-out (test/scale): go test ./... runs it with 8 s phases; this target

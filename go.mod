@@ -10,6 +10,8 @@ require (
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.1
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.34.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/resultsync/resultsync/clients/go v0.0.0-00010101000000-000000000000
+	github.com/resultsync/resultsync/gen v0.0.0-00010101000000-000000000000
 	github.com/shopspring/decimal v1.6.0
 	golang.org/x/time v0.11.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261104224025-d1e00e9f33ab
@@ -91,4 +93,12 @@ tool (
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	google.golang.org/protobuf/cmd/protoc-gen-go
+)
+
+// The generated code (gen/) and the Go client (clients/go: the service
+// configuration the gateway dials its backends with) are modules of their
+// own, built from this tree.
+replace (
+	github.com/resultsync/resultsync/clients/go => ./clients/go
+	github.com/resultsync/resultsync/gen => ./gen
 )

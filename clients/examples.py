@@ -2,10 +2,11 @@
 """Extracts the client examples from the documentation, so that each client's
 tests run them as written (issue #28: examples that run).
 
-Every fenced block whose info string starts with ``python``, ``ts`` or
-``java`` in README.md, clients/*/README.md and docs/*.md is an example: it
-calls the API and its client's test script runs it against the running
-servers. A block may be followed (blank lines between are fine) by a
+Every fenced block whose info string starts with ``python``, ``ts``,
+``java`` or ``go`` in README.md, clients/*/README.md and docs/*.md is an
+example: it calls the API and its client's test script runs it against the
+running servers (a ``go`` block is a whole program: package main, imports,
+func main). A block may be followed (blank lines between are fine) by a
 ```` ```text ```` block: the example's standard output must be exactly that.
 
 What is changed before an example runs, so that reruns and concurrent runs
@@ -24,6 +25,9 @@ Usage (the test scripts call it; Python's tests import it):
     clients/examples.py java TARGET        the java examples as classes with a main
                                            (TARGET/generated-test-sources/examples),
                                            TARGET/examples/index.tsv and ExampleN.expect
+    clients/examples.py go TARGET          the go examples (each a whole program) as
+                                           TARGET/exampleN/main.go, TARGET/index.tsv
+                                           and TARGET/exampleN/expect
     clients/examples.py count              the examples per language
     clients/examples.py unrun              fails when docs/*.md has an API call in a
                                            shell block (bin/grpcurl, curl, rsctl):
@@ -41,12 +45,12 @@ import time
 from dataclasses import asdict, dataclass, field
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LANGS = {"python": "python", "py": "python", "ts": "typescript", "typescript": "typescript", "java": "java"}
+LANGS = {"python": "python", "py": "python", "ts": "typescript", "typescript": "typescript", "java": "java", "go": "go"}
 CAMPAIGN, RECORD = "10001", "900001"
 RESULTS_ADDR = "127.0.0.1:7101"
 # Fresh ids per language (the clients' tests use 8e12 (Python), 9e12
-# (TypeScript), 6e12 (Java) + a millisecond clock; the examples 5e12 + ...).
-BASES = {"python": 5_100_000_000_000, "typescript": 5_200_000_000_000, "java": 5_300_000_000_000}
+# (TypeScript), 6e12 (Java), 4e12 (Go) + a millisecond clock; the examples 5e12 + ...).
+BASES = {"python": 5_100_000_000_000, "typescript": 5_200_000_000_000, "java": 5_300_000_000_000, "go": 5_400_000_000_000}
 
 
 @dataclass
@@ -163,6 +167,25 @@ def write_java(target: str) -> None:
             index.write(f"{ex.name}\t{ex.where()}\t{' '.join(ex.tags)}\n")
 
 
+def write_go(target: str) -> None:
+    """Each go example (a whole program: package main, its imports, func
+    main) as TARGET/exampleN/main.go, its expected output as
+    TARGET/exampleN/expect, and an index of "name TAB file:line TAB tags"
+    lines (TARGET/index.tsv). TARGET must lie inside the clients/go module,
+    whose packages the examples import."""
+    os.makedirs(target, exist_ok=True)
+    with open(os.path.join(target, "index.tsv"), "w", encoding="utf-8") as index:
+        for ex in examples("go"):
+            d = os.path.join(target, ex.name.lower())
+            os.makedirs(d, exist_ok=True)
+            with open(os.path.join(d, "main.go"), "w", encoding="utf-8") as f:
+                f.write(f"// {ex.where()} (extracted by clients/examples.py; fresh ids)\n\n" + ex.code)
+            if ex.expect is not None:
+                with open(os.path.join(d, "expect"), "w", encoding="utf-8") as f:
+                    f.write(ex.expect)
+            index.write(f"{ex.name.lower()}\t{ex.where()}\t{' '.join(ex.tags)}\n")
+
+
 def unrun() -> list[str]:
     """The API calls (bin/grpcurl, grpcurl, curl, rsctl lines) in the shell
     blocks of docs/*.md, which no test runs (test/readme/run.sh runs those
@@ -187,6 +210,9 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) == 3 and argv[1] == "java":
         write_java(argv[2])
+        return 0
+    if len(argv) == 3 and argv[1] == "go":
+        write_go(argv[2])
         return 0
     if len(argv) == 2 and argv[1] == "unrun":
         calls = unrun()

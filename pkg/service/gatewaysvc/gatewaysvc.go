@@ -36,6 +36,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/resultsync/resultsync/clients/go/serviceconfig"
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
@@ -110,12 +111,15 @@ func (c *Config) check(bool) error {
 	return errors.Join(errs...)
 }
 
-// backendServiceConfig is the service configuration of every backend
-// connection: round_robin keeps a connection to every address the backend's
-// name resolves to and spreads the calls over those that are ready. gRPC's
-// default, pick_first, would send every call of the connection to one
-// address: behind a Kubernetes ClusterIP Service, one pod per gateway pod.
-const backendServiceConfig = `{"loadBalancingConfig":[{"round_robin":{}}]}`
+// The service configuration of every backend connection is the one every
+// client ships (serviceconfig.JSON, clients/go/serviceconfig): round_robin
+// keeps a connection to every address the backend's name resolves to and
+// spreads the calls over those that are ready (gRPC's default, pick_first,
+// would send every call of the connection to one address: behind a
+// Kubernetes ClusterIP Service, one pod per gateway pod), and the methods
+// that are safe to send again (reads, writes with a required request_id)
+// are retried on UNAVAILABLE, on another address when there is one: a pod
+// that drains or restarts costs a JSON caller nothing.
 
 // backendTarget is the gRPC target dialed for a backend address: host:port
 // is resolved by DNS (dns:///host:port), so every address of the name is a
@@ -148,8 +152,9 @@ func backendTarget(addr string) (string, error) {
 }
 
 // dialBackend opens the gateway's one connection to a backend: lazily (it
-// connects on the first call or probe), resolved by DNS and balanced
-// round robin over every address of the name (backendServiceConfig). Service
+// connects on the first call or probe), resolved by DNS, balanced round
+// robin over every address of the name, idempotent methods retried on
+// UNAVAILABLE (serviceconfig.JSON). Service
 // configurations published in DNS TXT records are ignored: the balancing
 // policy is the gateway's, not the DNS zone's.
 func dialBackend(addr string, creds credentials.TransportCredentials) (*grpc.ClientConn, error) {
@@ -158,7 +163,7 @@ func dialBackend(addr string, creds credentials.TransportCredentials) (*grpc.Cli
 		return nil, err
 	}
 	return grpc.NewClient(target, grpc.WithTransportCredentials(creds),
-		grpc.WithDisableServiceConfig(), grpc.WithDefaultServiceConfig(backendServiceConfig))
+		grpc.WithDisableServiceConfig(), grpc.WithDefaultServiceConfig(serviceconfig.JSON))
 }
 
 // backend is one gRPC service the gateway forwards to.
