@@ -2,11 +2,8 @@ package gatewaysvc_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,10 +13,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
-	"github.com/resultsync/resultsync/pkg/platform/auth"
-	"github.com/resultsync/resultsync/pkg/service/gatewaysvc"
-	"github.com/resultsync/resultsync/pkg/testkit/configtest"
-	"github.com/resultsync/resultsync/pkg/testkit/servertest"
 )
 
 // flaky is a results and reconcile backend that answers the first call of
@@ -92,24 +85,8 @@ func TestIdempotentCallsAreRetriedOverUnavailable(t *testing.T) {
 	t.Cleanup(gs.Stop)
 	addr := lis.Addr().String()
 
-	openapi, err := filepath.Abs("../../../gen/openapiv2/resultsync.swagger.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	configtest.ClearEnv(t)
-	cfg, err := gatewaysvc.Load([]string{"--grpc-addr=127.0.0.1:0", "--http-addr=", "--api-addr=127.0.0.1:0", "--shutdown-grace=1s",
-		"--profile=local", "--auth-tokens=" + auth.DevTokens, "--openapi-file=" + openapi,
-		"--results-addr=" + addr, "--reconcile-addr=" + addr,
-		"--relay-addr=" + deadAddr(t), "--consumer-addr=" + deadAddr(t), "--repair-addr=" + deadAddr(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := gatewaysvc.New(t.Context(), slog.New(slog.NewTextHandler(io.Discard, nil)), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	servertest.Start(t, svc)
-	api := "http://" + svc.APIAddr()
+	// The other backends are down; the last --reconcile-addr wins.
+	api := edgeGateway(t, addr, "--reconcile-addr="+addr)
 
 	if code, body := get(t, api+"/v1/schools/8/results/900001", "Authorization", "Bearer dev-viewer"); code != http.StatusOK ||
 		!strings.Contains(body, `"dataId":"900001"`) || f.count("GetResult") != 2 {
