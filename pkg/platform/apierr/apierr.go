@@ -138,6 +138,14 @@ func (v *Violations) RequestID(id string) {
 	}
 }
 
+// OptionalRequestID checks the optional request_id of a control call
+// (empty: the call is not idempotent).
+func (v *Violations) OptionalRequestID(id string) {
+	if len(id) > MaxRequestID {
+		v.Add("request_id", fmt.Sprintf("at most %d characters", MaxRequestID))
+	}
+}
+
 // Scope checks a reconciliation scope's fields (scope.detect_id required,
 // scope.project_id and scope.school_id positive or 0 for all).
 func (v *Violations) Scope(detectID, projectID, schoolID int64) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/config"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/retention"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
@@ -25,7 +26,8 @@ import (
 // (request_log), ClickHouse (dead_letters) and the control database, where a run, its discrepancies
 // and the repairs that name them must be judged together.
 type Retention struct {
-	// RequestLog keeps the write path's idempotency keys on every shard; at
+	// RequestLog keeps the idempotency keys: the write path's on every
+	// shard (request_log) and the control calls' (control_request); at
 	// least resultstore.RetryWindow.
 	RequestLog time.Duration
 	// Runs keeps ended reconciliation runs and their discrepancies (a run
@@ -52,7 +54,7 @@ const (
 // flags defines the retention settings on l.
 func (r *Retention) flags(l *config.Loader) {
 	l.Duration(&r.RequestLog, "request-log-retention", "RS_RETENTION_REQUEST_LOG", DefaultRequestLogRetention,
-		fmt.Sprintf("keep the write path's idempotency keys (request_log, every shard) this long; at least the clients' retry window, %s", resultstore.RetryWindow))
+		fmt.Sprintf("keep the idempotency keys (the write path's request_log on every shard, the control calls' control_request) this long; at least the clients' retry window, %s", resultstore.RetryWindow))
 	l.Duration(&r.Runs, "run-retention", "RS_RETENTION_RUNS", DefaultRunRetention,
 		"keep ended reconciliation runs and their discrepancies this long (a run a kept repair names, or with an unresolved discrepancy, is kept)")
 	l.Duration(&r.Repairs, "repair-retention", "RS_RETENTION_REPAIRS", DefaultRepairRetention,
@@ -90,8 +92,8 @@ func (r Retention) Validate() error {
 }
 
 // newRetention builds the retention worker over the pools: request_log on
-// every shard, then runs, repairs and the audit log in the control
-// database. Replicas take turns by a lock of the control database.
+// every shard, then runs, repairs, the control calls' idempotency keys and
+// the audit log in the control database. Replicas take turns by a lock of the control database.
 func newRetention(log *slog.Logger, r Retention, pools *stores.Pools, dead *chstore.Projection, reg prometheus.Registerer) (*retention.Worker, error) {
 	cfg := r.Config
 	cfg.Lock = retention.MySQLLock(pools.Control, "resultsync.retention.")
@@ -104,8 +106,8 @@ func newRetention(log *slog.Logger, r Retention, pools *stores.Pools, dead *chst
 
 // retentionTables are the purges of the worker, in the order a round runs
 // them: request_log on every shard, runs (before the repairs, so a run
-// whose last repair goes in this round goes at the next one), repairs, the
-// audit log, and the dead letters of the projection dead (none when nil):
+// whose last repair goes in this round goes at the next one), repairs,
+// control_request (the control calls' idempotency keys), the audit log, and the dead letters of the projection dead (none when nil):
 // a day of them per call, ClickHouse having no row-bounded DELETE.
 func retentionTables(r Retention, pools *stores.Pools, dead *chstore.Projection) []retention.Table {
 	var tables []retention.Table
@@ -117,6 +119,7 @@ func retentionTables(r Retention, pools *stores.Pools, dead *chstore.Projection)
 			}})
 	}
 	runs, repairs, auditLog := reconcile.NewRunStore(pools.Control), repair.NewStore(pools.Control), audit.New(pools.Control)
+	requests := idempotency.New(pools.Control, idempotency.Options{})
 	tables = append(tables,
 		retention.Table{Name: "reconcile_run", Also: []string{"discrepancy"}, Store: "control", Retention: r.Runs,
 			Purge: func(ctx context.Context, cutoff time.Time, batch int) (retention.Removed, error) {
@@ -125,6 +128,11 @@ func retentionTables(r Retention, pools *stores.Pools, dead *chstore.Projection)
 		retention.Table{Name: "repair", Also: []string{"repair_item", "repair_progress", "repair_transition", "repair_request"}, Store: "control", Retention: r.Repairs,
 			Purge: func(ctx context.Context, cutoff time.Time, batch int) (retention.Removed, error) {
 				return repairs.PurgeRepairs(ctx, cutoff, batch)
+			}},
+		retention.Table{Name: "control_request", Store: "control", Retention: r.RequestLog,
+			Purge: func(ctx context.Context, cutoff time.Time, batch int) (retention.Removed, error) {
+				n, err := requests.Purge(ctx, cutoff, batch)
+				return retention.Removed{"control_request": n}, err
 			}},
 		retention.Table{Name: "audit_log", Store: "control", Retention: r.Audit,
 			Purge: func(ctx context.Context, cutoff time.Time, batch int) (retention.Removed, error) {

@@ -46,6 +46,11 @@ func (s seeder) requestLog(id string, age time.Duration) {
 		VALUES (?, 'RecordResult', REPEAT('0', 64), 1, 1, '', ?)`, id, s.ago(age))
 }
 
+func (s seeder) controlRequest(id string, age time.Duration) {
+	s.exec(`INSERT INTO control_request (method, request_id, request_hash, caller, state, token, owner, lease_expire, response, create_time, update_time)
+		VALUES ('CancelRepair', ?, REPEAT('0', 64), 'op', 'DONE', REPEAT('1', 32), REPEAT('2', 32), ?, '', ?, ?)`, id, s.ago(age), s.ago(age), s.ago(age))
+}
+
 func (s seeder) audit(id string, age time.Duration) {
 	s.exec(`INSERT INTO audit_log (audit_id, caller, action, scope, reason, outcome, create_time)
 		VALUES (?, 'op', 'repair.create', 'x', 'y', 'ok', ?)`, id, s.ago(age))
@@ -177,6 +182,12 @@ func TestRetention(t *testing.T) {
 		c.exec(`INSERT INTO repair_transition (subject, subject_id, from_state, to_state, actor, create_time) VALUES ('repair', ?, 'A', 'B', 'op', ?)`, id, now)
 	}
 
+	// The control calls' idempotency keys: 7 days, as request_log.
+	for i := 1; i <= 3; i++ {
+		c.controlRequest(fmt.Sprintf("old-%d", i), 7*day+time.Duration(i)*time.Hour)
+	}
+	c.controlRequest("new-1", 7*day-time.Hour)
+
 	// Audit: 400 days.
 	for i := 1; i <= 5; i++ {
 		c.audit(fmt.Sprintf("audit-old-%d", i), 400*day+time.Duration(i)*time.Hour)
@@ -259,6 +270,7 @@ func TestRetention(t *testing.T) {
 		{c, "SELECT repair_id FROM repair_progress", nil},
 		{c, "SELECT subject_id FROM repair_transition", []string{"rep-active", "rep-new"}},
 		{c, "SELECT audit_id FROM audit_log", []string{"audit-new-1", "audit-new-2"}},
+		{c, "SELECT request_id FROM control_request", []string{"new-1"}},
 	} {
 		if diff := cmp.Diff(tc.want, tc.s.ids(tc.q)); diff != "" {
 			t.Errorf("%s after the round (-want +got):\n%s", tc.q, diff)
@@ -286,7 +298,8 @@ func TestRetention(t *testing.T) {
 			t.Errorf("%s: the round stopped after a call that removed %d rows (calls %v)", name, last, got)
 		}
 	}
-	for name, want := range map[string][]int64{"request_log/shard-0": {2, 2, 1, 0}, "request_log/shard-1": {1, 0}, "audit_log/control": {2, 2, 1, 0}} {
+	for name, want := range map[string][]int64{"request_log/shard-0": {2, 2, 1, 0}, "request_log/shard-1": {1, 0}, "audit_log/control": {2, 2, 1, 0},
+		"control_request/control": {2, 1, 0}} {
 		if diff := cmp.Diff(want, calls[name]); diff != "" {
 			t.Errorf("%s: rows removed per call (-want +got):\n%s", name, diff)
 		}
@@ -304,13 +317,13 @@ func TestRetention(t *testing.T) {
 		{"reconcile_run", "control", 5}, {"discrepancy", "control", 7},
 		{"repair", "control", 5}, {"repair_item", "control", 3}, {"repair_progress", "control", 1},
 		{"repair_transition", "control", 2}, {"repair_request", "control", 3},
-		{"audit_log", "control", 5}, {"dead_letters", "clickhouse", 3},
+		{"audit_log", "control", 5}, {"dead_letters", "clickhouse", 3}, {"control_request", "control", 3},
 	} {
 		if got := series(t, reg, "retention_rows_purged_total", m.table, m.store); got != m.want {
 			t.Errorf("retention_rows_purged_total{table=%q,store=%q} = %v, want %v", m.table, m.store, got, m.want)
 		}
 	}
-	for _, name := range []string{"request_log/shard-0", "request_log/shard-1", "reconcile_run/control", "repair/control", "audit_log/control"} {
+	for _, name := range []string{"request_log/shard-0", "request_log/shard-1", "reconcile_run/control", "repair/control", "audit_log/control", "control_request/control"} {
 		table, store, _ := strings.Cut(name, "/")
 		if got := series(t, reg, "retention_last_success_timestamp_seconds", table, store); got < float64(started.Unix()) {
 			t.Errorf("retention_last_success_timestamp_seconds{table=%q,store=%q} = %v, want at least %d", table, store, got, started.Unix())
