@@ -111,6 +111,25 @@ func TestErrorReasons(t *testing.T) {
 			_, err := outbox.ReplayParkedEvents(admin(), &fitnessv1.ReplayParkedEventsRequest{ShardId: p.Shards.Shards[0].ID})
 			return err
 		}, codes.InvalidArgument, apierr.FieldViolation},
+		{"OutboxService/ReplayParkedEvents request_id reused", func() error {
+			first := &fitnessv1.ReplayParkedEventsRequest{ShardId: p.Shards.Shards[0].ID, Reason: "broker fixed", RequestId: "replay-42001"}
+			if _, err := outbox.ReplayParkedEvents(admin(), first); err != nil {
+				return err
+			}
+			_, err := outbox.ReplayParkedEvents(admin(), &fitnessv1.ReplayParkedEventsRequest{ShardId: p.Shards.Shards[0].ID, Reason: "another reason",
+				RequestId: "replay-42001"})
+			return err
+		}, codes.FailedPrecondition, apierr.RequestIDReused},
+		{"ReconcileService/StartReconciliationRun request_id reused", func() error {
+			scope := &fitnessv1.ReconcileScope{DetectId: detect, SchoolId: school}
+			if _, err := p.Reconcile.StartReconciliationRun(op(), &fitnessv1.StartReconciliationRunRequest{Scope: scope,
+				Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_COUNTS, RequestId: "run-42001"}); err != nil {
+				return err
+			}
+			_, err := p.Reconcile.StartReconciliationRun(op(), &fitnessv1.StartReconciliationRunRequest{Scope: scope,
+				Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT, RequestId: "run-42001"})
+			return err
+		}, codes.FailedPrecondition, apierr.RequestIDReused},
 		{"ProjectionService/ListDeadLetters bad page token", func() error {
 			_, err := projection.ListDeadLetters(admin(), &fitnessv1.ListDeadLettersRequest{PageToken: "x"})
 			return err

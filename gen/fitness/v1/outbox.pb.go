@@ -575,7 +575,14 @@ type ReplayParkedEventsRequest struct {
 	// Why the events are replayed (required; recorded in the audit log).
 	Reason string `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Upper bound on rows replayed by this call (default 1000).
-	Limit         int32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit int32 `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and replays nothing twice; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+	RequestId     string `protobuf:"bytes,6,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -643,6 +650,13 @@ func (x *ReplayParkedEventsRequest) GetLimit() int32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *ReplayParkedEventsRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // Response message for OutboxService.ReplayParkedEvents.
@@ -744,13 +758,15 @@ const file_fitness_v1_outbox_proto_rawDesc = "" +
 	"\x0eexpired_claims\x18\a \x01(\x03R\rexpiredClaims\x12E\n" +
 	"\x11oldest_unsent_age\x18\b \x01(\v2\x19.google.protobuf.DurationR\x0foldestUnsentAge\"N\n" +
 	"\x16GetOutboxStatsResponse\x124\n" +
-	"\x06shards\x18\x01 \x03(\v2\x1c.fitness.v1.ShardOutboxStatsR\x06shards\"\x8f\x01\n" +
+	"\x06shards\x18\x01 \x03(\v2\x1c.fitness.v1.ShardOutboxStatsR\x06shards\"\xae\x01\n" +
 	"\x19ReplayParkedEventsRequest\x12\x19\n" +
 	"\bshard_id\x18\x01 \x01(\tR\ashardId\x12\x10\n" +
 	"\x03ids\x18\x02 \x03(\x03R\x03ids\x12\x17\n" +
 	"\adata_id\x18\x03 \x01(\x03R\x06dataId\x12\x16\n" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x14\n" +
-	"\x05limit\x18\x05 \x01(\x05R\x05limit\"^\n" +
+	"\x05limit\x18\x05 \x01(\x05R\x05limit\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x06 \x01(\tR\trequestId\"^\n" +
 	"\x1aReplayParkedEventsResponse\x12%\n" +
 	"\x0ereplayed_count\x18\x01 \x01(\x03R\rreplayedCount\x12\x19\n" +
 	"\baudit_id\x18\x02 \x01(\tR\aauditId*\xae\x01\n" +

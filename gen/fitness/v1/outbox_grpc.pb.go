@@ -37,7 +37,8 @@ type OutboxServiceClient interface {
 	// Returns counts per status, the oldest unsent age and expired claims per shard.
 	GetOutboxStats(ctx context.Context, in *GetOutboxStatsRequest, opts ...grpc.CallOption) (*GetOutboxStatsResponse, error)
 	// Moves PARKED events back to NEW so the relay publishes them again. The
-	// caller and reason are recorded in the audit log.
+	// caller and reason are recorded in the audit log. Idempotent by the
+	// optional request_id.
 	ReplayParkedEvents(ctx context.Context, in *ReplayParkedEventsRequest, opts ...grpc.CallOption) (*ReplayParkedEventsResponse, error)
 }
 
@@ -92,7 +93,8 @@ type OutboxServiceServer interface {
 	// Returns counts per status, the oldest unsent age and expired claims per shard.
 	GetOutboxStats(context.Context, *GetOutboxStatsRequest) (*GetOutboxStatsResponse, error)
 	// Moves PARKED events back to NEW so the relay publishes them again. The
-	// caller and reason are recorded in the audit log.
+	// caller and reason are recorded in the audit log. Idempotent by the
+	// optional request_id.
 	ReplayParkedEvents(context.Context, *ReplayParkedEventsRequest) (*ReplayParkedEventsResponse, error)
 	mustEmbedUnimplementedOutboxServiceServer()
 }

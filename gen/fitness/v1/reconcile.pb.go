@@ -845,7 +845,14 @@ type StartReconciliationRunRequest struct {
 	// How deep (required).
 	Depth ReconcileDepth `protobuf:"varint,2,opt,name=depth,proto3,enum=fitness.v1.ReconcileDepth" json:"depth,omitempty"`
 	// Fraction (0-1) of matching buckets still compared in depth; 0 = none.
-	SampleRate    float64 `protobuf:"fixed64,3,opt,name=sample_rate,json=sampleRate,proto3" json:"sample_rate,omitempty"`
+	SampleRate float64 `protobuf:"fixed64,3,opt,name=sample_rate,json=sampleRate,proto3" json:"sample_rate,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and starts no second run; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+	RequestId     string `protobuf:"bytes,4,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -899,6 +906,13 @@ func (x *StartReconciliationRunRequest) GetSampleRate() float64 {
 		return x.SampleRate
 	}
 	return 0
+}
+
+func (x *StartReconciliationRunRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
+	}
+	return ""
 }
 
 // Response message for ReconcileService.StartReconciliationRun.
@@ -1706,12 +1720,14 @@ const file_fitness_v1_reconcile_proto_rawDesc = "" +
 	"\fresolve_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\vresolveTime\x12A\n" +
 	"\n" +
 	"resolution\x18\f \x01(\x0e2!.fitness.v1.DiscrepancyResolutionR\n" +
-	"resolution\"\xa4\x01\n" +
+	"resolution\"\xc3\x01\n" +
 	"\x1dStartReconciliationRunRequest\x120\n" +
 	"\x05scope\x18\x01 \x01(\v2\x1a.fitness.v1.ReconcileScopeR\x05scope\x120\n" +
 	"\x05depth\x18\x02 \x01(\x0e2\x1a.fitness.v1.ReconcileDepthR\x05depth\x12\x1f\n" +
 	"\vsample_rate\x18\x03 \x01(\x01R\n" +
-	"sampleRate\"Q\n" +
+	"sampleRate\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x04 \x01(\tR\trequestId\"Q\n" +
 	"\x1eStartReconciliationRunResponse\x12/\n" +
 	"\x03run\x18\x01 \x01(\v2\x1d.fitness.v1.ReconciliationRunR\x03run\"4\n" +
 	"\x1bGetReconciliationRunRequest\x12\x15\n" +

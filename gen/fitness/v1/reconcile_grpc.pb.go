@@ -37,7 +37,8 @@ const (
 // and their discrepancies are stored in the control database.
 type ReconcileServiceClient interface {
 	// Starts a reconciliation run and returns it in state PENDING; it waits
-	// QUEUED while the server executes its bounded number of runs.
+	// QUEUED while the server executes its bounded number of runs. Idempotent
+	// by the optional request_id: a retry returns the same run.
 	StartReconciliationRun(ctx context.Context, in *StartReconciliationRunRequest, opts ...grpc.CallOption) (*StartReconciliationRunResponse, error)
 	// Returns one run.
 	GetReconciliationRun(ctx context.Context, in *GetReconciliationRunRequest, opts ...grpc.CallOption) (*GetReconciliationRunResponse, error)
@@ -140,7 +141,8 @@ func (c *reconcileServiceClient) ListCampaigns(ctx context.Context, in *ListCamp
 // and their discrepancies are stored in the control database.
 type ReconcileServiceServer interface {
 	// Starts a reconciliation run and returns it in state PENDING; it waits
-	// QUEUED while the server executes its bounded number of runs.
+	// QUEUED while the server executes its bounded number of runs. Idempotent
+	// by the optional request_id: a retry returns the same run.
 	StartReconciliationRun(context.Context, *StartReconciliationRunRequest) (*StartReconciliationRunResponse, error)
 	// Returns one run.
 	GetReconciliationRun(context.Context, *GetReconciliationRunRequest) (*GetReconciliationRunResponse, error)

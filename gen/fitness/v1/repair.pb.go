@@ -1684,7 +1684,14 @@ type ApproveRepairRequest struct {
 	// The repair.
 	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
 	// Why it is approved (required; audited).
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and approves nothing twice; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1729,6 +1736,13 @@ func (x *ApproveRepairRequest) GetRepairId() string {
 func (x *ApproveRepairRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *ApproveRepairRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -2133,7 +2147,14 @@ type VerifyRepairRequest struct {
 	// The repair (AWAITING_VERIFICATION, or FAILED verification).
 	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
 	// Why it is verified now (optional; audited).
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and verifies no more; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call verifies.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2178,6 +2199,13 @@ func (x *VerifyRepairRequest) GetRepairId() string {
 func (x *VerifyRepairRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *VerifyRepairRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -2344,7 +2372,14 @@ type CancelRepairRequest struct {
 	// The repair.
 	RepairId string `protobuf:"bytes,1,opt,name=repair_id,json=repairId,proto3" json:"repair_id,omitempty"`
 	// Why (required; audited).
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and cancels nothing twice; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2389,6 +2424,13 @@ func (x *CancelRepairRequest) GetRepairId() string {
 func (x *CancelRepairRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *CancelRepairRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -2568,7 +2610,14 @@ type ApproveRebuildRequest struct {
 	// The rebuild.
 	RebuildId string `protobuf:"bytes,1,opt,name=rebuild_id,json=rebuildId,proto3" json:"rebuild_id,omitempty"`
 	// Why it is approved (required; audited).
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and approves nothing twice; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2613,6 +2662,13 @@ func (x *ApproveRebuildRequest) GetRebuildId() string {
 func (x *ApproveRebuildRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *ApproveRebuildRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -2990,7 +3046,14 @@ type CancelRebuildRequest struct {
 	// The rebuild.
 	RebuildId string `protobuf:"bytes,1,opt,name=rebuild_id,json=rebuildId,proto3" json:"rebuild_id,omitempty"`
 	// Why (required; audited).
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Idempotency key (optional, at most 64 characters; a UUID is a good
+	// choice): a retry with the same request_id and the same request returns
+	// the first call's answer and cancels nothing twice; reused for a different request
+	// (or by another caller) it is refused with FAILED_PRECONDITION
+	// REQUEST_ID_REUSED, and while the first call is still being answered
+	// it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+	RequestId     string `protobuf:"bytes,3,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3035,6 +3098,13 @@ func (x *CancelRebuildRequest) GetRebuildId() string {
 func (x *CancelRebuildRequest) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *CancelRebuildRequest) GetRequestId() string {
+	if x != nil {
+		return x.RequestId
 	}
 	return ""
 }
@@ -3233,10 +3303,12 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"itemsTotal\x12\x1f\n" +
 	"\vepoch_floor\x18\b \x01(\x05R\n" +
 	"epochFloor\x12\x18\n" +
-	"\askipped\x18\t \x01(\x03R\askipped\"K\n" +
+	"\askipped\x18\t \x01(\x03R\askipped\"j\n" +
 	"\x14ApproveRepairRequest\x12\x1b\n" +
 	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"C\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"C\n" +
 	"\x15ApproveRepairResponse\x12*\n" +
 	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"/\n" +
 	"\x10GetRepairRequest\x12\x1b\n" +
@@ -3260,10 +3332,12 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"page_token\x18\x03 \x01(\tR\tpageToken\"o\n" +
 	"\x17ListRepairItemsResponse\x12,\n" +
 	"\x05items\x18\x01 \x03(\v2\x16.fitness.v1.RepairItemR\x05items\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"J\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"i\n" +
 	"\x13VerifyRepairRequest\x12\x1b\n" +
 	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\x90\x01\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"\x90\x01\n" +
 	"\x14VerifyRepairResponse\x12*\n" +
 	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\x12!\n" +
 	"\fitems_passed\x18\x02 \x01(\x03R\vitemsPassed\x12)\n" +
@@ -3271,10 +3345,12 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"\x12WatchRepairRequest\x12\x1b\n" +
 	"\trepair_id\x18\x01 \x01(\tR\brepairId\"A\n" +
 	"\x13WatchRepairResponse\x12*\n" +
-	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"J\n" +
+	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"i\n" +
 	"\x13CancelRepairRequest\x12\x1b\n" +
 	"\trepair_id\x18\x01 \x01(\tR\brepairId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"B\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"B\n" +
 	"\x14CancelRepairResponse\x12*\n" +
 	"\x06repair\x18\x01 \x01(\v2\x12.fitness.v1.RepairR\x06repair\"\x94\x01\n" +
 	"\x13StartRebuildRequest\x120\n" +
@@ -3284,11 +3360,13 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"\n" +
 	"request_id\x18\x04 \x01(\tR\trequestId\"E\n" +
 	"\x14StartRebuildResponse\x12-\n" +
-	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"N\n" +
+	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"m\n" +
 	"\x15ApproveRebuildRequest\x12\x1d\n" +
 	"\n" +
 	"rebuild_id\x18\x01 \x01(\tR\trebuildId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"G\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"G\n" +
 	"\x16ApproveRebuildResponse\x12-\n" +
 	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"2\n" +
 	"\x11GetRebuildRequest\x12\x1d\n" +
@@ -3310,11 +3388,13 @@ const file_fitness_v1_repair_proto_rawDesc = "" +
 	"\n" +
 	"rebuild_id\x18\x01 \x01(\tR\trebuildId\"E\n" +
 	"\x14WatchRebuildResponse\x12-\n" +
-	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"M\n" +
+	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild\"l\n" +
 	"\x14CancelRebuildRequest\x12\x1d\n" +
 	"\n" +
 	"rebuild_id\x18\x01 \x01(\tR\trebuildId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"F\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x03 \x01(\tR\trequestId\"F\n" +
 	"\x15CancelRebuildResponse\x12-\n" +
 	"\arebuild\x18\x01 \x01(\v2\x13.fitness.v1.RebuildR\arebuild*\xe3\x01\n" +
 	"\vRepairState\x12\x1c\n" +

@@ -62,6 +62,7 @@ type RepairServiceClient interface {
 	PlanRepair(ctx context.Context, in *PlanRepairRequest, opts ...grpc.CallOption) (*PlanRepairResponse, error)
 	// Approves a repair that needs approval (removals, rebuilds); admin only,
 	// and not the requester (unless the server allows self-approval).
+	// Idempotent by the optional request_id.
 	ApproveRepair(ctx context.Context, in *ApproveRepairRequest, opts ...grpc.CallOption) (*ApproveRepairResponse, error)
 	// Returns one repair and its state transitions.
 	GetRepair(ctx context.Context, in *GetRepairRequest, opts ...grpc.CallOption) (*GetRepairResponse, error)
@@ -70,16 +71,17 @@ type RepairServiceClient interface {
 	// Lists the items of a repair (one per discrepancy) in plan order.
 	ListRepairItems(ctx context.Context, in *ListRepairItemsRequest, opts ...grpc.CallOption) (*ListRepairItemsResponse, error)
 	// Runs the verification of a repair now (it also runs automatically after
-	// execution) and stores the result.
+	// execution) and stores the result. Idempotent by the optional request_id.
 	VerifyRepair(ctx context.Context, in *VerifyRepairRequest, opts ...grpc.CallOption) (*VerifyRepairResponse, error)
 	// Streams the repair whenever it changes, until a terminal state.
 	WatchRepair(ctx context.Context, in *WatchRepairRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRepairResponse], error)
 	// Cancels a repair that has not ended; items already applied stay applied.
+	// Idempotent by the optional request_id.
 	CancelRepair(ctx context.Context, in *CancelRepairRequest, opts ...grpc.CallOption) (*CancelRepairResponse, error)
 	// Starts a controlled rebuild of a campaign's projection; admin with approval.
 	StartRebuild(ctx context.Context, in *StartRebuildRequest, opts ...grpc.CallOption) (*StartRebuildResponse, error)
 	// Approves a rebuild; admin only, and not the requester (unless the server
-	// allows self-approval).
+	// allows self-approval). Idempotent by the optional request_id.
 	ApproveRebuild(ctx context.Context, in *ApproveRebuildRequest, opts ...grpc.CallOption) (*ApproveRebuildResponse, error)
 	// Returns one rebuild and its state transitions.
 	GetRebuild(ctx context.Context, in *GetRebuildRequest, opts ...grpc.CallOption) (*GetRebuildResponse, error)
@@ -87,7 +89,8 @@ type RepairServiceClient interface {
 	ListRebuilds(ctx context.Context, in *ListRebuildsRequest, opts ...grpc.CallOption) (*ListRebuildsResponse, error)
 	// Streams the rebuild whenever it changes, until a terminal state.
 	WatchRebuild(ctx context.Context, in *WatchRebuildRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchRebuildResponse], error)
-	// Cancels a rebuild before it starts switching readers.
+	// Cancels a rebuild before it starts switching readers. Idempotent by the
+	// optional request_id.
 	CancelRebuild(ctx context.Context, in *CancelRebuildRequest, opts ...grpc.CallOption) (*CancelRebuildResponse, error)
 }
 
@@ -293,6 +296,7 @@ type RepairServiceServer interface {
 	PlanRepair(context.Context, *PlanRepairRequest) (*PlanRepairResponse, error)
 	// Approves a repair that needs approval (removals, rebuilds); admin only,
 	// and not the requester (unless the server allows self-approval).
+	// Idempotent by the optional request_id.
 	ApproveRepair(context.Context, *ApproveRepairRequest) (*ApproveRepairResponse, error)
 	// Returns one repair and its state transitions.
 	GetRepair(context.Context, *GetRepairRequest) (*GetRepairResponse, error)
@@ -301,16 +305,17 @@ type RepairServiceServer interface {
 	// Lists the items of a repair (one per discrepancy) in plan order.
 	ListRepairItems(context.Context, *ListRepairItemsRequest) (*ListRepairItemsResponse, error)
 	// Runs the verification of a repair now (it also runs automatically after
-	// execution) and stores the result.
+	// execution) and stores the result. Idempotent by the optional request_id.
 	VerifyRepair(context.Context, *VerifyRepairRequest) (*VerifyRepairResponse, error)
 	// Streams the repair whenever it changes, until a terminal state.
 	WatchRepair(*WatchRepairRequest, grpc.ServerStreamingServer[WatchRepairResponse]) error
 	// Cancels a repair that has not ended; items already applied stay applied.
+	// Idempotent by the optional request_id.
 	CancelRepair(context.Context, *CancelRepairRequest) (*CancelRepairResponse, error)
 	// Starts a controlled rebuild of a campaign's projection; admin with approval.
 	StartRebuild(context.Context, *StartRebuildRequest) (*StartRebuildResponse, error)
 	// Approves a rebuild; admin only, and not the requester (unless the server
-	// allows self-approval).
+	// allows self-approval). Idempotent by the optional request_id.
 	ApproveRebuild(context.Context, *ApproveRebuildRequest) (*ApproveRebuildResponse, error)
 	// Returns one rebuild and its state transitions.
 	GetRebuild(context.Context, *GetRebuildRequest) (*GetRebuildResponse, error)
@@ -318,7 +323,8 @@ type RepairServiceServer interface {
 	ListRebuilds(context.Context, *ListRebuildsRequest) (*ListRebuildsResponse, error)
 	// Streams the rebuild whenever it changes, until a terminal state.
 	WatchRebuild(*WatchRebuildRequest, grpc.ServerStreamingServer[WatchRebuildResponse]) error
-	// Cancels a rebuild before it starts switching readers.
+	// Cancels a rebuild before it starts switching readers. Idempotent by the
+	// optional request_id.
 	CancelRebuild(context.Context, *CancelRebuildRequest) (*CancelRebuildResponse, error)
 	mustEmbedUnimplementedRepairServiceServer()
 }

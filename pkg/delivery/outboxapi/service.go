@@ -18,6 +18,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 )
 
@@ -33,14 +34,28 @@ type Service struct {
 	order []string
 	repos map[string]*outbox.Repo
 	audit Auditor
+	// requests keeps ReplayParkedEvents' request ids (nil: a request_id is
+	// accepted and not kept).
+	requests *idempotency.Store
 }
 
+// Option configures a Service.
+type Option func(*Service)
+
+// WithIdempotency keeps the request ids of ReplayParkedEvents in the
+// control database (where the audit log is): a retry returns the first
+// call's answer and replays nothing twice.
+func WithIdempotency(st *idempotency.Store) Option { return func(s *Service) { s.requests = st } }
+
 // New returns the service over the shards' repos (in shard map order).
-func New(repos []*outbox.Repo, a Auditor) *Service {
+func New(repos []*outbox.Repo, a Auditor, opts ...Option) *Service {
 	s := &Service{repos: map[string]*outbox.Repo{}, audit: a}
 	for _, r := range repos {
 		s.order = append(s.order, r.ShardID())
 		s.repos[r.ShardID()] = r
+	}
+	for _, o := range opts {
+		o(s)
 	}
 	return s
 }
@@ -172,7 +187,11 @@ func (s *Service) GetOutboxStats(ctx context.Context, req *fitnessv1.GetOutboxSt
 
 // ReplayParkedEvents implements fitness.v1.OutboxService. The call is
 // audited (caller, scope, reason) before anything changes, and its outcome
-// recorded after.
+// recorded after. With a request_id it is idempotent (pkg/platform/idempotency):
+// a retry gets the first call's answer (its count and audit id). A replay
+// moves only PARKED rows, so an attempt that takes over the reservation of
+// one that crashed before storing its answer replays what is still parked,
+// never a row twice, and answers its own count.
 func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayParkedEventsRequest) (*fitnessv1.ReplayParkedEventsResponse, error) {
 	if err := auth.CheckPlatform(ctx, "the outbox"); err != nil {
 		return nil, err
@@ -189,6 +208,7 @@ func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayP
 	if len(req.GetIds()) > 10000 {
 		v.Add("ids", "at most 10000 ids per call")
 	}
+	v.OptionalRequestID(req.GetRequestId())
 	limit := int(req.GetLimit())
 	if limit < 0 {
 		v.Add("limit", "must not be negative")
@@ -206,7 +226,22 @@ func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayP
 	if p, ok := auth.FromContext(ctx); ok {
 		caller = p.Subject
 	}
+	resp, err := idempotency.Do(ctx, s.requests, "ReplayParkedEvents", caller, req,
+		func(ctx context.Context, _ idempotency.Attempt) (*fitnessv1.ReplayParkedEventsResponse, error) {
+			return s.replay(ctx, r, req, caller, reason, limit)
+		})
+	if err != nil {
+		return nil, apierr.Status(err)
+	}
+	return resp, nil
+}
+
+// replay audits and runs one replay.
+func (s *Service) replay(ctx context.Context, r *outbox.Repo, req *fitnessv1.ReplayParkedEventsRequest, caller, reason string, limit int) (*fitnessv1.ReplayParkedEventsResponse, error) {
 	scope := fmt.Sprintf("shard=%s ids=%v data_id=%d limit=%d", r.ShardID(), req.GetIds(), req.GetDataId(), limit)
+	if id := req.GetRequestId(); id != "" {
+		scope += " request=" + id
+	}
 	auditID, err := s.audit.Begin(ctx, audit.Entry{Caller: caller, Action: "outbox.replay_parked", Scope: scope, Reason: reason})
 	if err != nil {
 		return nil, apierr.ReasonError(codes.Unavailable, apierr.DependencyUnavailable, fmt.Sprintf("the replay was not started because it could not be audited: %v", err),
@@ -221,7 +256,7 @@ func (s *Service) ReplayParkedEvents(ctx context.Context, req *fitnessv1.ReplayP
 		err = ferr
 	}
 	if err != nil {
-		return nil, apierr.Status(err)
+		return nil, err
 	}
 	return &fitnessv1.ReplayParkedEventsResponse{ReplayedCount: int64(len(replayed)), AuditId: auditID}, nil
 }

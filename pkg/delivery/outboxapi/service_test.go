@@ -14,6 +14,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/outboxapi"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/storage/schema"
 	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 	"github.com/resultsync/resultsync/pkg/testkit/outboxtest"
@@ -36,7 +37,7 @@ func newFixture(t *testing.T) fixture {
 		}
 	}
 	control := infratest.NewMySQLDatabase(t, schema.Control)
-	return fixture{svc: outboxapi.New(repos, audit.New(control.DB)), repos: repos, control: control}
+	return fixture{svc: outboxapi.New(repos, audit.New(control.DB), outboxapi.WithIdempotency(idempotency.New(control.DB, idempotency.Options{}))), repos: repos, control: control}
 }
 
 func operator() context.Context {

@@ -139,12 +139,24 @@ func clip(s string) string {
 
 // Create stores a new PENDING run.
 func (s *RunStore) Create(ctx context.Context, sc Scope, depth Depth, sample float64, by string) (Run, error) {
-	r := Run{ID: newID(), Scope: sc, Depth: depth, SampleRate: sample, State: StatePending, CreatedBy: by, Created: time.Now().UTC().Truncate(time.Millisecond)}
+	r, _, err := s.CreateWithID(ctx, newID(), sc, depth, sample, by)
+	return r, err
+}
+
+// CreateWithID stores a new PENDING run with id (32 hex characters), or,
+// when a run with that id exists (an earlier attempt of the same idempotent
+// call created it), returns that run with existed set.
+func (s *RunStore) CreateWithID(ctx context.Context, id string, sc Scope, depth Depth, sample float64, by string) (r Run, existed bool, err error) {
+	r = Run{ID: id, Scope: sc, Depth: depth, SampleRate: sample, State: StatePending, CreatedBy: by, Created: time.Now().UTC().Truncate(time.Millisecond)}
 	if _, err := s.db.ExecContext(ctx, `INSERT INTO reconcile_run (run_id, detect_id, project_id, school_id, depth, sample_rate, state, created_by, create_time)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, sc.DetectID, sc.ProjectID, sc.SchoolID, depth, sample, r.State, by, r.Created); err != nil {
-		return Run{}, fmt.Errorf("creating run: %w", err)
+		if mysqldb.IsErrorNumber(err, 1062) {
+			r, err := s.Get(ctx, id)
+			return r, err == nil, err
+		}
+		return Run{}, false, fmt.Errorf("creating run: %w", err)
 	}
-	return r, nil
+	return r, false, nil
 }
 
 const runColumns = `run_id, detect_id, project_id, school_id, depth, sample_rate, state, buckets_done, buckets_total, rows_compared,

@@ -21,6 +21,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/changefeed"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 )
@@ -40,6 +41,9 @@ type Service struct {
 	// sched and buckets serve ListCampaigns (nil: FAILED_PRECONDITION).
 	sched   *reconcile.ScheduleStore
 	buckets int
+	// requests keeps StartReconciliationRun's request ids (nil: a
+	// request_id is accepted and not kept).
+	requests *idempotency.Store
 }
 
 // Option configures a Service.
@@ -50,6 +54,10 @@ type Option func(*Service)
 func WithSchedule(sched *reconcile.ScheduleStore, buckets int) Option {
 	return func(s *Service) { s.sched, s.buckets = sched, buckets }
 }
+
+// WithIdempotency keeps the request ids of StartReconciliationRun in the
+// control database: a retry returns the same run.
+func WithIdempotency(st *idempotency.Store) Option { return func(s *Service) { s.requests = st } }
 
 // WithWatch sets how WatchReconciliationRun waits for changes and how long a
 // stream lasts (default changefeed.DefaultWatchOptions).
@@ -107,6 +115,7 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 	if math.IsNaN(req.GetSampleRate()) || req.GetSampleRate() < 0 || req.GetSampleRate() > 1 {
 		v.Add("sample_rate", "must be between 0 and 1")
 	}
+	v.OptionalRequestID(req.GetRequestId())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -127,19 +136,51 @@ func (s *Service) StartReconciliationRun(ctx context.Context, req *fitnessv1.Sta
 	if p, ok := auth.FromContext(ctx); ok {
 		by = p.Subject
 	}
-	release, err := s.runner.Admit()
+	resp, err := idempotency.Do(ctx, s.requests, "StartReconciliationRun", by, req,
+		func(ctx context.Context, a idempotency.Attempt) (*fitnessv1.StartReconciliationRunResponse, error) {
+			r, err := s.start(ctx, a, reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()},
+				reconcile.Depth(req.GetDepth()), req.GetSampleRate(), by)
+			if err != nil {
+				return nil, err
+			}
+			return &fitnessv1.StartReconciliationRunResponse{Run: toProto(r)}, nil
+		})
 	if err != nil {
 		return nil, apierr.Status(err)
 	}
-	r, err := s.store.Create(ctx, reconcile.Scope{DetectID: sc.GetDetectId(), ProjectID: sc.GetProjectId(), SchoolID: sc.GetSchoolId()},
-		reconcile.Depth(req.GetDepth()), req.GetSampleRate(), by)
+	return resp, nil
+}
+
+// start stores a run and submits it to the runner. With a request_id the
+// run's id is the key's reservation token, so an attempt that takes over
+// the reservation of one that crashed after storing its run finds that run
+// (and submits nothing) instead of starting a second one.
+func (s *Service) start(ctx context.Context, a idempotency.Attempt, sc reconcile.Scope, depth reconcile.Depth, sample float64, by string) (reconcile.Run, error) {
+	if a.Retry {
+		if r, err := s.store.Get(ctx, a.Token); err == nil {
+			return r, nil
+		} else if !errors.Is(err, reconcile.ErrRunNotFound) {
+			return reconcile.Run{}, err
+		}
+	}
+	release, err := s.runner.Admit()
 	if err != nil {
+		return reconcile.Run{}, err
+	}
+	var r reconcile.Run
+	var existed bool
+	if a.Token == "" {
+		r, err = s.store.Create(ctx, sc, depth, sample, by)
+	} else {
+		r, existed, err = s.store.CreateWithID(ctx, a.Token, sc, depth, sample, by)
+	}
+	if err != nil || existed {
 		release()
-		return nil, apierr.Status(err)
+		return r, err
 	}
 	// The run outlives this request: only the worker's end cancels it.
 	s.runner.Submit(context.WithoutCancel(ctx), r, release)
-	return &fitnessv1.StartReconciliationRunResponse{Run: toProto(r)}, nil
+	return r, nil
 }
 
 // GetReconciliationRun implements fitness.v1.ReconcileService.

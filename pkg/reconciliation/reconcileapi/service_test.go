@@ -15,6 +15,7 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/delivery/lagwatch"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcileapi"
@@ -69,7 +70,7 @@ func newFixtureWith(t *testing.T, cfg reconcile.RunnerConfig, wrap func(f *fixtu
 	worker := make(chan struct{})
 	go func() { defer close(worker); _ = runner.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-worker })
-	svc := reconcileapi.New(f.store, runner, src)
+	svc := reconcileapi.New(f.store, runner, src, reconcileapi.WithIdempotency(idempotency.New(f.control.DB, idempotency.Options{Log: log})))
 	srv, err := server.New(log, server.Config{GRPCAddr: "127.0.0.1:0", ShutdownGrace: time.Second}, servertest.AsPlatform()...)
 	if err != nil {
 		t.Fatal(err)
@@ -261,6 +262,8 @@ func TestBadInput(t *testing.T) {
 		{"bad depth", &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: 9}, codes.InvalidArgument},
 		{"bad sample", &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: content, SampleRate: 2}, codes.InvalidArgument},
 		{"unknown campaign", &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 424242}, Depth: content}, codes.NotFound},
+		{"long request_id", &fitnessv1.StartReconciliationRunRequest{Scope: &fitnessv1.ReconcileScope{DetectId: 10001}, Depth: content,
+			RequestId: strings.Repeat("r", 65)}, codes.InvalidArgument},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if _, err := f.client.StartReconciliationRun(ctx, tc.req); status.Code(err) != tc.code {

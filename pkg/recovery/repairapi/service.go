@@ -25,6 +25,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/changefeed"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/paging"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
@@ -53,6 +54,9 @@ type Service struct {
 	store *repair.Store
 	audit Auditor
 	watch changefeed.WatchOptions
+	// requests keeps the request ids of the approvals, cancellations and
+	// verifications (nil: a request_id is accepted and not kept).
+	requests *idempotency.Store
 }
 
 // Option configures a Service.
@@ -61,6 +65,11 @@ type Option func(*Service)
 // WithWatch sets how WatchRepair and WatchRebuild wait for changes and how
 // long a stream lasts (default changefeed.DefaultWatchOptions).
 func WithWatch(o changefeed.WatchOptions) Option { return func(s *Service) { s.watch = o } }
+
+// WithIdempotency keeps the request ids of ApproveRepair, CancelRepair,
+// VerifyRepair, ApproveRebuild and CancelRebuild in the control database:
+// a retry returns the first answer.
+func WithIdempotency(st *idempotency.Store) Option { return func(s *Service) { s.requests = st } }
 
 // New returns the service over the manager (rules), the store (reads) and
 // the audit log.
@@ -404,26 +413,68 @@ func (s *Service) ApproveRepair(ctx context.Context, req *fitnessv1.ApproveRepai
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	v.reason(req.GetReason(), true)
+	v.OptionalRequestID(req.GetRequestId())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	var r repair.Repair
-	err := s.audited(ctx, "ApproveRepair", "repair.approve", "repair="+req.GetRepairId(), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+	var resp *fitnessv1.ApproveRepairResponse
+	err := s.audited(ctx, "ApproveRepair", "repair.approve", "repair="+req.GetRepairId()+requestScope(req), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
 		if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
 			return "", err
 		}
 		var err error
-		r, err = s.mgr.Approve(ctx, req.GetRepairId(), by, strings.TrimSpace(req.GetReason()))
-		return fmt.Sprintf("approved %s repair; %s", r.Action, r.State), err
+		resp, err = idempotency.Do(ctx, s.requests, "ApproveRepair", by, req, func(ctx context.Context, a idempotency.Attempt) (*fitnessv1.ApproveRepairResponse, error) {
+			r, err := s.approve(ctx, a, req.GetRepairId(), by, strings.TrimSpace(req.GetReason()))
+			if err != nil {
+				return nil, err
+			}
+			p, err := s.withIDs(ctx, r)
+			return &fitnessv1.ApproveRepairResponse{Repair: p}, err
+		})
+		return fmt.Sprintf("approved %s repair; %s", name(resp.GetRepair().GetAction()), name(resp.GetRepair().GetState())), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.withIDs(ctx, r)
-	if err != nil {
-		return nil, apierr.StatusIn(controlDB, err)
+	return resp, nil
+}
+
+// name is an enum value's name without its type's prefix, as the audit
+// outcomes name states, actions and phases (REPAIR_STATE_EXECUTING:
+// EXECUTING; UNSPECIFIED: "").
+func name(e interface{ String() string }) string {
+	n := e.String()
+	for _, p := range []string{"REPAIR_STATE_", "REPAIR_ACTION_", "REBUILD_PHASE_"} {
+		n = strings.TrimPrefix(n, p)
 	}
-	return &fitnessv1.ApproveRepairResponse{Repair: p}, nil
+	if n == "UNSPECIFIED" {
+		return ""
+	}
+	return n
+}
+
+// requestScope is the audited scope's mention of a request_id.
+func requestScope(req interface{ GetRequestId() string }) string {
+	if id := req.GetRequestId(); id != "" {
+		return " request=" + id
+	}
+	return ""
+}
+
+// approve approves repair id. An attempt that took over a reservation whose
+// call failed or crashed (a.Retry) first looks whether that call approved
+// it: a repair approved by the same approver is the answer, not a refusal.
+func (s *Service) approve(ctx context.Context, a idempotency.Attempt, id, by, reason string) (repair.Repair, error) {
+	if a.Retry {
+		r, err := s.store.GetRepair(ctx, id)
+		if err != nil {
+			return repair.Repair{}, err
+		}
+		if r.State != repair.StateAwaitingApproval && r.ApprovedBy == by {
+			return r, nil
+		}
+	}
+	return s.mgr.Approve(ctx, id, by, reason)
 }
 
 // GetRepair implements fitness.v1.RepairService.
@@ -531,6 +582,7 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	v.reason(req.GetReason(), false)
+	v.OptionalRequestID(req.GetRequestId())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
@@ -538,24 +590,42 @@ func (s *Service) VerifyRepair(ctx context.Context, req *fitnessv1.VerifyRepairR
 	if strings.TrimSpace(reason) == "" {
 		reason = "verification requested"
 	}
-	var r repair.Repair
-	var res repair.VerifyResult
-	err := s.audited(ctx, "VerifyRepair", "repair.verify", "repair="+req.GetRepairId(), reason, auth.RoleOperator, func(by string) (string, error) {
+	var resp *fitnessv1.VerifyRepairResponse
+	err := s.audited(ctx, "VerifyRepair", "repair.verify", "repair="+req.GetRepairId()+requestScope(req), reason, auth.RoleOperator, func(by string) (string, error) {
 		if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
 			return "", err
 		}
 		var err error
-		r, res, err = s.mgr.Verify(ctx, req.GetRepairId(), by)
-		return fmt.Sprintf("%d keys clean, %d differ; repair %s", res.Passed, res.Mismatched, r.State), err
+		resp, err = idempotency.Do(ctx, s.requests, "VerifyRepair", by, req, func(ctx context.Context, a idempotency.Attempt) (*fitnessv1.VerifyRepairResponse, error) {
+			r, res, err := s.verify(ctx, a, req.GetRepairId(), by)
+			if err != nil {
+				return nil, err
+			}
+			p, err := s.withIDs(ctx, r)
+			return &fitnessv1.VerifyRepairResponse{Repair: p, ItemsPassed: res.Passed, ItemsMismatched: res.Mismatched}, err
+		})
+		return fmt.Sprintf("%d keys clean, %d differ; repair %s", resp.GetItemsPassed(), resp.GetItemsMismatched(), name(resp.GetRepair().GetState())), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.withIDs(ctx, r)
-	if err != nil {
-		return nil, apierr.StatusIn(controlDB, err)
+	return resp, nil
+}
+
+// verify verifies repair id. An attempt that took over a reservation whose
+// call failed or crashed (a.Retry) answers a repair that call left VERIFIED
+// as verified (every item's key clean) instead of refusing it.
+func (s *Service) verify(ctx context.Context, a idempotency.Attempt, id, by string) (repair.Repair, repair.VerifyResult, error) {
+	if a.Retry {
+		r, err := s.store.GetRepair(ctx, id)
+		if err != nil {
+			return repair.Repair{}, repair.VerifyResult{}, err
+		}
+		if r.State == repair.StateVerified {
+			return r, repair.VerifyResult{Passed: r.ItemsTotal}, nil
+		}
 	}
-	return &fitnessv1.VerifyRepairResponse{Repair: p, ItemsPassed: res.Passed, ItemsMismatched: res.Mismatched}, nil
+	return s.mgr.Verify(ctx, id, by)
 }
 
 // WatchRepair implements fitness.v1.RepairService: it sends the repair
@@ -626,26 +696,37 @@ func (s *Service) CancelRepair(ctx context.Context, req *fitnessv1.CancelRepairR
 	var v violations
 	v.id("repair_id", req.GetRepairId())
 	v.reason(req.GetReason(), true)
+	v.OptionalRequestID(req.GetRequestId())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	var r repair.Repair
-	err := s.audited(ctx, "CancelRepair", "repair.cancel", "repair="+req.GetRepairId(), req.GetReason(), auth.RoleOperator, func(by string) (string, error) {
+	var resp *fitnessv1.CancelRepairResponse
+	err := s.audited(ctx, "CancelRepair", "repair.cancel", "repair="+req.GetRepairId()+requestScope(req), req.GetReason(), auth.RoleOperator, func(by string) (string, error) {
 		if err := s.checkRepair(ctx, req.GetRepairId()); err != nil {
 			return "", err
 		}
 		var err error
-		r, err = s.mgr.Cancel(ctx, req.GetRepairId(), by, strings.TrimSpace(req.GetReason()))
-		return fmt.Sprintf("cancelled after %d of %d items", r.ItemsDone, r.ItemsTotal), err
+		resp, err = idempotency.Do(ctx, s.requests, "CancelRepair", by, req, func(ctx context.Context, a idempotency.Attempt) (*fitnessv1.CancelRepairResponse, error) {
+			if a.Retry {
+				// The call whose reservation this took over may have cancelled it.
+				if r, err := s.store.GetRepair(ctx, req.GetRepairId()); err == nil && r.State == repair.StateCancelled {
+					p, err := s.withIDs(ctx, r)
+					return &fitnessv1.CancelRepairResponse{Repair: p}, err
+				}
+			}
+			r, err := s.mgr.Cancel(ctx, req.GetRepairId(), by, strings.TrimSpace(req.GetReason()))
+			if err != nil {
+				return nil, err
+			}
+			p, err := s.withIDs(ctx, r)
+			return &fitnessv1.CancelRepairResponse{Repair: p}, err
+		})
+		return fmt.Sprintf("cancelled after %d of %d items", resp.GetRepair().GetItemsDone(), resp.GetRepair().GetItemsTotal()), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.withIDs(ctx, r)
-	if err != nil {
-		return nil, apierr.StatusIn(controlDB, err)
-	}
-	return &fitnessv1.CancelRepairResponse{Repair: p}, nil
+	return resp, nil
 }
 
 // ---- rebuilds ----
@@ -684,22 +765,35 @@ func (s *Service) ApproveRebuild(ctx context.Context, req *fitnessv1.ApproveRebu
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
 	v.reason(req.GetReason(), true)
+	v.OptionalRequestID(req.GetRequestId())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	var rb repair.Rebuild
-	err := s.audited(ctx, "ApproveRebuild", "rebuild.approve", "rebuild="+req.GetRebuildId(), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+	var resp *fitnessv1.ApproveRebuildResponse
+	err := s.audited(ctx, "ApproveRebuild", "rebuild.approve", "rebuild="+req.GetRebuildId()+requestScope(req), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
 		if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
 			return "", err
 		}
 		var err error
-		rb, err = s.mgr.ApproveRebuild(ctx, req.GetRebuildId(), by, strings.TrimSpace(req.GetReason()))
-		return fmt.Sprintf("approved; %s", rb.State), err
+		resp, err = idempotency.Do(ctx, s.requests, "ApproveRebuild", by, req, func(ctx context.Context, a idempotency.Attempt) (*fitnessv1.ApproveRebuildResponse, error) {
+			if a.Retry {
+				// The call whose reservation this took over may have approved it.
+				if rb, err := s.store.GetRebuild(ctx, req.GetRebuildId()); err == nil && rb.State != repair.StateAwaitingApproval && rb.ApprovedBy == by {
+					return &fitnessv1.ApproveRebuildResponse{Rebuild: rebuildProto(rb)}, nil
+				}
+			}
+			rb, err := s.mgr.ApproveRebuild(ctx, req.GetRebuildId(), by, strings.TrimSpace(req.GetReason()))
+			if err != nil {
+				return nil, err
+			}
+			return &fitnessv1.ApproveRebuildResponse{Rebuild: rebuildProto(rb)}, nil
+		})
+		return fmt.Sprintf("approved; %s", name(resp.GetRebuild().GetState())), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &fitnessv1.ApproveRebuildResponse{Rebuild: rebuildProto(rb)}, nil
+	return resp, nil
 }
 
 // GetRebuild implements fitness.v1.RepairService.
@@ -795,20 +889,33 @@ func (s *Service) CancelRebuild(ctx context.Context, req *fitnessv1.CancelRebuil
 	var v violations
 	v.id("rebuild_id", req.GetRebuildId())
 	v.reason(req.GetReason(), true)
+	v.OptionalRequestID(req.GetRequestId())
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	var rb repair.Rebuild
-	err := s.audited(ctx, "CancelRebuild", "rebuild.cancel", "rebuild="+req.GetRebuildId(), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
+	var resp *fitnessv1.CancelRebuildResponse
+	err := s.audited(ctx, "CancelRebuild", "rebuild.cancel", "rebuild="+req.GetRebuildId()+requestScope(req), req.GetReason(), auth.RoleAdmin, func(by string) (string, error) {
 		if err := auth.CheckPlatform(ctx, rebuilds); err != nil {
 			return "", err
 		}
 		var err error
-		rb, err = s.mgr.CancelRebuild(ctx, req.GetRebuildId(), by, strings.TrimSpace(req.GetReason()))
-		return fmt.Sprintf("cancelled in phase %q", rb.Phase), err
+		resp, err = idempotency.Do(ctx, s.requests, "CancelRebuild", by, req, func(ctx context.Context, a idempotency.Attempt) (*fitnessv1.CancelRebuildResponse, error) {
+			if a.Retry {
+				// The call whose reservation this took over may have cancelled it.
+				if rb, err := s.store.GetRebuild(ctx, req.GetRebuildId()); err == nil && rb.State == repair.StateCancelled {
+					return &fitnessv1.CancelRebuildResponse{Rebuild: rebuildProto(rb)}, nil
+				}
+			}
+			rb, err := s.mgr.CancelRebuild(ctx, req.GetRebuildId(), by, strings.TrimSpace(req.GetReason()))
+			if err != nil {
+				return nil, err
+			}
+			return &fitnessv1.CancelRebuildResponse{Rebuild: rebuildProto(rb)}, nil
+		})
+		return fmt.Sprintf("cancelled in phase %q", name(resp.GetRebuild().GetPhase())), err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &fitnessv1.CancelRebuildResponse{Rebuild: rebuildProto(rb)}, nil
+	return resp, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
 	"github.com/resultsync/resultsync/pkg/platform/changefeed"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/reconciliation/reconcile"
 	"github.com/resultsync/resultsync/pkg/recovery/repair"
@@ -78,7 +79,7 @@ func newFixture(t *testing.T, o options) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opts []repairapi.Option
+	opts := []repairapi.Option{repairapi.WithIdempotency(idempotency.New(env.Control, idempotency.Options{Log: env.Log}))}
 	if o.watch.Poll > 0 {
 		opts = append(opts, repairapi.WithWatch(o.watch))
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/lagwatch"
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
@@ -210,7 +211,8 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 			return nil, err
 		}
 	}
-	s.api = reconcileapi.New(s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets), reconcileapi.WithWatch(cfg.Watch))
+	s.api = reconcileapi.New(s.store, runner, src, reconcileapi.WithSchedule(s.schedules, cfg.Runner.Buckets), reconcileapi.WithWatch(cfg.Watch),
+		reconcileapi.WithIdempotency(idempotency.New(s.pools.Control, idempotency.Options{Log: log})))
 	fitnessv1.RegisterReconcileServiceServer(s.srv.GRPC(), s.api)
 	if err := s.srv.Listen(); err != nil {
 		return nil, err

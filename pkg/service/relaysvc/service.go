@@ -16,6 +16,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/relay"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/server"
 	"github.com/resultsync/resultsync/pkg/service/stores"
 	"github.com/resultsync/resultsync/pkg/storage/mysqldb"
@@ -88,7 +89,8 @@ func (s *Service) assemble() error {
 	if s.srv, err = server.New(s.log, cfg.Server, server.WithAuth(auth.OutboxPolicy)); err != nil {
 		return err
 	}
-	fitnessv1.RegisterOutboxServiceServer(s.srv.GRPC(), outboxapi.New(repos, audit.New(s.pools.Control)))
+	fitnessv1.RegisterOutboxServiceServer(s.srv.GRPC(), outboxapi.New(repos, audit.New(s.pools.Control),
+		outboxapi.WithIdempotency(idempotency.New(s.pools.Control, idempotency.Options{Log: s.log}))))
 	if s.relay, err = relay.New(s.log, cfg.Relay, s.pub, outboxes, relay.NewMetrics(s.srv.Registry()), nil); err != nil {
 		return err
 	}

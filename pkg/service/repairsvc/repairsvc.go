@@ -22,6 +22,7 @@ import (
 	"github.com/resultsync/resultsync/pkg/delivery/relay"
 	"github.com/resultsync/resultsync/pkg/platform/audit"
 	"github.com/resultsync/resultsync/pkg/platform/auth"
+	"github.com/resultsync/resultsync/pkg/platform/idempotency"
 	"github.com/resultsync/resultsync/pkg/platform/changefeed"
 	"github.com/resultsync/resultsync/pkg/platform/config"
 	"github.com/resultsync/resultsync/pkg/platform/logging"
@@ -258,7 +259,8 @@ func New(ctx context.Context, log *slog.Logger, cfg Config) (_ *Service, err err
 	if s.ret, err = newRetention(log, cfg.Retention, s.pools, chstore.NewClusterProjection(s.pools.CH, cfg.Stores.CHCluster), s.srv.Registry()); err != nil {
 		return nil, err
 	}
-	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control), repairapi.WithWatch(cfg.Watch)))
+	fitnessv1.RegisterRepairServiceServer(s.srv.GRPC(), repairapi.New(mgr, s.store, audit.New(s.pools.Control), repairapi.WithWatch(cfg.Watch),
+		repairapi.WithIdempotency(idempotency.New(s.pools.Control, idempotency.Options{Log: log}))))
 	if cfg.AllowSelfApproval {
 		log.Warn("self-approval is allowed (--allow-self-approval): the requester of a removal or rebuild may approve it; use only where one operator runs the platform")
 	}

@@ -204,6 +204,7 @@ func reconcileStart() command {
 			fs.Float64Var(&req.SampleRate, "sample-rate", 0, "fraction of buckets compared (0: all)")
 			fs.BoolVar(&wait, "wait", false, "follow the run (progress on stderr) until it ends; exit 7 when it fails")
 			fs.BoolVar(&failOnDiscrep, "fail-on-discrepancies", false, "with --wait: exit 8 when the run finds discrepancies")
+			fs.StringVar(&req.RequestId, "request-id", "", "idempotency key: the same id returns the same run (default: a fresh one, printed)")
 		},
 		run: func(ctx context.Context, e *env, _ []string) error {
 			d, err := enumFlag("depth", depth, "RECONCILE_DEPTH_", fitnessv1.ReconcileDepth_value)
@@ -214,6 +215,7 @@ func reconcileStart() command {
 				return usagef("--fail-on-discrepancies needs --wait")
 			}
 			req.Depth, req.Scope = fitnessv1.ReconcileDepth(d), &sc
+			req.RequestId = requestID(e, req.RequestId, "run")
 			resp, err := call(ctx, e, (*env).reconcile, func(ctx context.Context, c fitnessv1.ReconcileServiceClient) (*fitnessv1.StartReconciliationRunResponse, error) {
 				return c.StartReconciliationRun(ctx, &req)
 			})
@@ -446,22 +448,27 @@ func repairCreate() command {
 	}
 }
 
-// repairByID is a command taking a repair id and an optional reason.
-func repairByID(path, summary string, reason bool, do func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason string) (*fitnessv1.Repair, proto.Message, error)) command {
-	var why string
+// repairByID is a command taking a repair id, an optional reason and a
+// request id (idempotency key: given with --request-id, else a fresh one,
+// printed; what names it).
+func repairByID(path, what, summary string, reason bool,
+	do func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason, requestID string) (*fitnessv1.Repair, proto.Message, error)) command {
+	var why, requestIDFlag string
 	return command{
 		path: path, args: "REPAIR_ID", nargs: 1, summary: summary,
 		flags: func(fs *flag.FlagSet) {
 			if reason {
 				fs.StringVar(&why, "reason", "", "why (audited)")
 			}
+			fs.StringVar(&requestIDFlag, "request-id", "", "idempotency key: the same id returns the first answer (default: a fresh one, printed)")
 		},
 		run: func(ctx context.Context, e *env, pos []string) error {
 			var r *fitnessv1.Repair
+			rid := requestID(e, requestIDFlag, what)
 			resp, err := call(ctx, e, (*env).repair, func(ctx context.Context, c fitnessv1.RepairServiceClient) (proto.Message, error) {
 				var resp proto.Message
 				var err error
-				r, resp, err = do(ctx, c, pos[0], why)
+				r, resp, err = do(ctx, c, pos[0], why, rid)
 				return resp, err
 			})
 			if err != nil {
@@ -473,25 +480,25 @@ func repairByID(path, summary string, reason bool, do func(ctx context.Context, 
 }
 
 func repairApprove() command {
-	return repairByID("repair approve", "approve a repair that awaits it (ApproveRepair; an admin other than its requester)", true,
-		func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason string) (*fitnessv1.Repair, proto.Message, error) {
-			resp, err := c.ApproveRepair(ctx, &fitnessv1.ApproveRepairRequest{RepairId: id, Reason: reason})
+	return repairByID("repair approve", "approve", "approve a repair that awaits it (ApproveRepair; an admin other than its requester)", true,
+		func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason, requestID string) (*fitnessv1.Repair, proto.Message, error) {
+			resp, err := c.ApproveRepair(ctx, &fitnessv1.ApproveRepairRequest{RepairId: id, Reason: reason, RequestId: requestID})
 			return resp.GetRepair(), resp, err
 		})
 }
 
 func repairVerify() command {
-	return repairByID("repair verify", "verify a repair again: compare exactly its keys (VerifyRepair)", true,
-		func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason string) (*fitnessv1.Repair, proto.Message, error) {
-			resp, err := c.VerifyRepair(ctx, &fitnessv1.VerifyRepairRequest{RepairId: id, Reason: reason})
+	return repairByID("repair verify", "verify", "verify a repair again: compare exactly its keys (VerifyRepair)", true,
+		func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason, requestID string) (*fitnessv1.Repair, proto.Message, error) {
+			resp, err := c.VerifyRepair(ctx, &fitnessv1.VerifyRepairRequest{RepairId: id, Reason: reason, RequestId: requestID})
 			return resp.GetRepair(), resp, err
 		})
 }
 
 func repairCancel() command {
-	return repairByID("repair cancel", "cancel a repair that has not finished (CancelRepair)", true,
-		func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason string) (*fitnessv1.Repair, proto.Message, error) {
-			resp, err := c.CancelRepair(ctx, &fitnessv1.CancelRepairRequest{RepairId: id, Reason: reason})
+	return repairByID("repair cancel", "cancel", "cancel a repair that has not finished (CancelRepair)", true,
+		func(ctx context.Context, c fitnessv1.RepairServiceClient, id, reason, requestID string) (*fitnessv1.Repair, proto.Message, error) {
+			resp, err := c.CancelRepair(ctx, &fitnessv1.CancelRepairRequest{RepairId: id, Reason: reason, RequestId: requestID})
 			return resp.GetRepair(), resp, err
 		})
 }
@@ -648,9 +655,11 @@ func outboxReplay() command {
 			fs.Int64Var(&req.DataId, "data-id", 0, "only the parked events of this record")
 			fs.IntVar(&limit, "limit", 0, "at most this many events (0: the server's default)")
 			fs.StringVar(&req.Reason, "reason", "", "why (audited; required)")
+			fs.StringVar(&req.RequestId, "request-id", "", "idempotency key: the same id replays nothing twice (default: a fresh one, printed)")
 		},
 		run: func(ctx context.Context, e *env, _ []string) error {
 			req.Ids, req.Limit = ids, int32(limit) //nolint:gosec // the server validates the range
+			req.RequestId = requestID(e, req.RequestId, "replay")
 			resp, err := call(ctx, e, (*env).outbox, func(ctx context.Context, c fitnessv1.OutboxServiceClient) (*fitnessv1.ReplayParkedEventsResponse, error) {
 				return c.ReplayParkedEvents(ctx, &req)
 			})

@@ -150,7 +150,7 @@ func TestOperatorStory(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _ = c.must(rsctl.ExitDiscrepancies, operator, "-o", "json", "reconcile", "start", "--detect-id", fmt.Sprint(campaign),
-		"--wait", "--fail-on-discrepancies")
+		"--wait", "--fail-on-discrepancies", "--request-id", "cli-run-1")
 	var waited fitnessv1.WatchReconciliationRunResponse
 	if err := protojson.Unmarshal([]byte(out), &waited); err != nil {
 		t.Fatalf("reconcile --wait -o json: %v\n%s", err, out)
@@ -158,6 +158,12 @@ func TestOperatorStory(t *testing.T) {
 	run := waited.GetRun().GetRunId()
 	if waited.GetRun().GetDiscrepancyCount() != 1 {
 		t.Fatalf("run %s found %d discrepancies, want 1", run, waited.GetRun().GetDiscrepancyCount())
+	}
+	// The same command retried with its request id: the same run, no other.
+	var started fitnessv1.StartReconciliationRunResponse
+	c.json(&started, operator, "reconcile", "start", "--detect-id", fmt.Sprint(campaign), "--request-id", "cli-run-1")
+	if started.GetRun().GetRunId() != run {
+		t.Errorf("reconcile start retried with --request-id cli-run-1: run %s, want %s", started.GetRun().GetRunId(), run)
 	}
 	var ds fitnessv1.ListDiscrepanciesResponse
 	c.json(&ds, viewer, "discrepancies", "list", run)
@@ -184,7 +190,12 @@ func TestOperatorStory(t *testing.T) {
 	if !strings.Contains(out, fmt.Sprint(stray)) || !strings.Contains(out, "origin of data_id") {
 		t.Errorf("repair items: want the stray record and its origin:\n%s", out)
 	}
-	c.must(rsctl.ExitOK, alice, "repair", "approve", repair, "--reason", "a stray writer")
+	var approved, approvedAgain fitnessv1.ApproveRepairResponse
+	c.json(&approved, alice, "repair", "approve", repair, "--reason", "a stray writer", "--request-id", "cli-approve-1")
+	c.json(&approvedAgain, alice, "repair", "approve", repair, "--reason", "a stray writer", "--request-id", "cli-approve-1") // a retry: the first answer
+	if !proto.Equal(&approved, &approvedAgain) || approved.GetRepair().GetApprovedBy() == "" {
+		t.Errorf("repair approve retried with its request id = %v, want the first answer %v", &approvedAgain, &approved)
+	}
 	out, errs = c.must(rsctl.ExitOK, viewer, "repair", "watch", repair)
 	if !strings.Contains(out, "VERIFIED") || !strings.Contains(errs, "repair "+repair) {
 		t.Errorf("repair watch: stdout %q, stderr %q: want VERIFIED and progress lines", out, errs)
@@ -207,10 +218,18 @@ func TestOperatorStory(t *testing.T) {
 	if len(stats.GetShards()) != len(p.Shards.Shards) {
 		t.Errorf("outbox stats: %d shards, want %d", len(stats.GetShards()), len(p.Shards.Shards))
 	}
-	var replayed fitnessv1.ReplayParkedEventsResponse
-	c.json(&replayed, operator, "outbox", "replay", "--shard", p.Shards.Shards[0].ID, "--reason", "nothing parked")
+	var replayed, replayedAgain fitnessv1.ReplayParkedEventsResponse
+	c.json(&replayed, operator, "outbox", "replay", "--shard", p.Shards.Shards[0].ID, "--reason", "nothing parked", "--request-id", "cli-replay-1")
 	if replayed.GetReplayedCount() != 0 {
 		t.Errorf("outbox replay: %d replayed, want 0 (nothing is parked)", replayed.GetReplayedCount())
+	}
+	c.json(&replayedAgain, operator, "outbox", "replay", "--shard", p.Shards.Shards[0].ID, "--reason", "nothing parked", "--request-id", "cli-replay-1")
+	if !proto.Equal(&replayed, &replayedAgain) {
+		t.Errorf("outbox replay retried with its request id = %v, want the first answer %v (one audit entry)", &replayedAgain, &replayed)
+	}
+	// Without --request-id a fresh one is sent and printed, to retry with.
+	if _, errs := c.must(rsctl.ExitOK, operator, "outbox", "replay", "--shard", p.Shards.Shards[0].ID, "--reason", "nothing parked"); !strings.Contains(errs, "request id rsctl-replay-") {
+		t.Errorf("outbox replay without --request-id: stderr %q, want the request id it sent", errs)
 	}
 	out, _ = c.must(rsctl.ExitOK, viewer, "projection", "status")
 	if !strings.Contains(out, "applied events") {

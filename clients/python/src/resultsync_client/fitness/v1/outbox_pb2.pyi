@@ -107,18 +107,20 @@ class GetOutboxStatsResponse(_message.Message):
     def __init__(self, shards: _Optional[_Iterable[_Union[ShardOutboxStats, _Mapping]]] = ...) -> None: ...
 
 class ReplayParkedEventsRequest(_message.Message):
-    __slots__ = ("shard_id", "ids", "data_id", "reason", "limit")
+    __slots__ = ("shard_id", "ids", "data_id", "reason", "limit", "request_id")
     SHARD_ID_FIELD_NUMBER: _ClassVar[int]
     IDS_FIELD_NUMBER: _ClassVar[int]
     DATA_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     shard_id: str
     ids: _containers.RepeatedScalarFieldContainer[int]
     data_id: int
     reason: str
     limit: int
-    def __init__(self, shard_id: _Optional[str] = ..., ids: _Optional[_Iterable[int]] = ..., data_id: _Optional[int] = ..., reason: _Optional[str] = ..., limit: _Optional[int] = ...) -> None: ...
+    request_id: str
+    def __init__(self, shard_id: _Optional[str] = ..., ids: _Optional[_Iterable[int]] = ..., data_id: _Optional[int] = ..., reason: _Optional[str] = ..., limit: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ReplayParkedEventsResponse(_message.Message):
     __slots__ = ("replayed_count", "audit_id")

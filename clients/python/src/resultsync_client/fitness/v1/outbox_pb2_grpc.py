@@ -76,7 +76,8 @@ class OutboxServiceServicer:
 
     def ReplayParkedEvents(self, request, context):
         """Moves PARKED events back to NEW so the relay publishes them again. The
-        caller and reason are recorded in the audit log.
+        caller and reason are recorded in the audit log. Idempotent by the
+        optional request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -42,7 +42,8 @@ class OutboxServiceStub:
     """Returns counts per status, the oldest unsent age and expired claims per shard."""
     ReplayParkedEvents: _grpc.UnaryUnaryMultiCallable[_outbox_pb2.ReplayParkedEventsRequest, _outbox_pb2.ReplayParkedEventsResponse]
     """Moves PARKED events back to NEW so the relay publishes them again. The
-    caller and reason are recorded in the audit log.
+    caller and reason are recorded in the audit log. Idempotent by the
+    optional request_id.
     """
 
 @_typing.type_check_only
@@ -59,7 +60,8 @@ class OutboxServiceAsyncStub(OutboxServiceStub):
     """Returns counts per status, the oldest unsent age and expired claims per shard."""
     ReplayParkedEvents: _aio.UnaryUnaryMultiCallable[_outbox_pb2.ReplayParkedEventsRequest, _outbox_pb2.ReplayParkedEventsResponse]  # type: ignore[assignment]
     """Moves PARKED events back to NEW so the relay publishes them again. The
-    caller and reason are recorded in the audit log.
+    caller and reason are recorded in the audit log. Idempotent by the
+    optional request_id.
     """
 
 class OutboxServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -91,7 +93,8 @@ class OutboxServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_outbox_pb2.ReplayParkedEventsResponse, _abc.Awaitable[_outbox_pb2.ReplayParkedEventsResponse]]:
         """Moves PARKED events back to NEW so the relay publishes them again. The
-        caller and reason are recorded in the audit log.
+        caller and reason are recorded in the audit log. Idempotent by the
+        optional request_id.
         """
 
 def add_OutboxServiceServicer_to_server(servicer: OutboxServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -166,14 +166,16 @@ class Discrepancy(_message.Message):
     def __init__(self, discrepancy_id: _Optional[str] = ..., run_id: _Optional[str] = ..., data_id: _Optional[int] = ..., detect_id: _Optional[int] = ..., source: _Optional[_Union[RecordSide, _Mapping]] = ..., target: _Optional[_Union[RecordSide, _Mapping]] = ..., create_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolved: _Optional[bool] = ..., resolved_by_run_id: _Optional[str] = ..., resolve_time: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., resolution: _Optional[_Union[DiscrepancyResolution, str]] = ..., **kwargs) -> None: ...
 
 class StartReconciliationRunRequest(_message.Message):
-    __slots__ = ("scope", "depth", "sample_rate")
+    __slots__ = ("scope", "depth", "sample_rate", "request_id")
     SCOPE_FIELD_NUMBER: _ClassVar[int]
     DEPTH_FIELD_NUMBER: _ClassVar[int]
     SAMPLE_RATE_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     scope: ReconcileScope
     depth: ReconcileDepth
     sample_rate: float
-    def __init__(self, scope: _Optional[_Union[ReconcileScope, _Mapping]] = ..., depth: _Optional[_Union[ReconcileDepth, str]] = ..., sample_rate: _Optional[float] = ...) -> None: ...
+    request_id: str
+    def __init__(self, scope: _Optional[_Union[ReconcileScope, _Mapping]] = ..., depth: _Optional[_Union[ReconcileDepth, str]] = ..., sample_rate: _Optional[float] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class StartReconciliationRunResponse(_message.Message):
     __slots__ = ("run",)

@@ -79,7 +79,8 @@ class ReconcileServiceServicer:
 
     def StartReconciliationRun(self, request, context):
         """Starts a reconciliation run and returns it in state PENDING; it waits
-        QUEUED while the server executes its bounded number of runs.
+        QUEUED while the server executes its bounded number of runs. Idempotent
+        by the optional request_id: a retry returns the same run.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

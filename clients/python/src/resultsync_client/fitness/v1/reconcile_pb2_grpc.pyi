@@ -39,7 +39,8 @@ class ReconcileServiceStub:
     def __new__(cls, channel: _aio.Channel) -> ReconcileServiceAsyncStub: ...
     StartReconciliationRun: _grpc.UnaryUnaryMultiCallable[_reconcile_pb2.StartReconciliationRunRequest, _reconcile_pb2.StartReconciliationRunResponse]
     """Starts a reconciliation run and returns it in state PENDING; it waits
-    QUEUED while the server executes its bounded number of runs.
+    QUEUED while the server executes its bounded number of runs. Idempotent
+    by the optional request_id: a retry returns the same run.
     """
     GetReconciliationRun: _grpc.UnaryUnaryMultiCallable[_reconcile_pb2.GetReconciliationRunRequest, _reconcile_pb2.GetReconciliationRunResponse]
     """Returns one run."""
@@ -66,7 +67,8 @@ class ReconcileServiceAsyncStub(ReconcileServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     StartReconciliationRun: _aio.UnaryUnaryMultiCallable[_reconcile_pb2.StartReconciliationRunRequest, _reconcile_pb2.StartReconciliationRunResponse]  # type: ignore[assignment]
     """Starts a reconciliation run and returns it in state PENDING; it waits
-    QUEUED while the server executes its bounded number of runs.
+    QUEUED while the server executes its bounded number of runs. Idempotent
+    by the optional request_id: a retry returns the same run.
     """
     GetReconciliationRun: _aio.UnaryUnaryMultiCallable[_reconcile_pb2.GetReconciliationRunRequest, _reconcile_pb2.GetReconciliationRunResponse]  # type: ignore[assignment]
     """Returns one run."""
@@ -96,7 +98,8 @@ class ReconcileServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_reconcile_pb2.StartReconciliationRunResponse, _abc.Awaitable[_reconcile_pb2.StartReconciliationRunResponse]]:
         """Starts a reconciliation run and returns it in state PENDING; it waits
-        QUEUED while the server executes its bounded number of runs.
+        QUEUED while the server executes its bounded number of runs. Idempotent
+        by the optional request_id: a retry returns the same run.
         """
 
     @_abc_1.abstractmethod

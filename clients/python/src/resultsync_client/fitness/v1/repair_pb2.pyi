@@ -330,12 +330,14 @@ class PlanRepairResponse(_message.Message):
     def __init__(self, run_id: _Optional[str] = ..., scope: _Optional[_Union[_reconcile_pb2.ReconcileScope, _Mapping]] = ..., actions: _Optional[_Iterable[_Union[PlannedAction, _Mapping]]] = ..., shards: _Optional[_Iterable[_Union[PlannedShardAction, _Mapping]]] = ..., items: _Optional[_Iterable[_Union[RepairItem, _Mapping]]] = ..., items_truncated: _Optional[bool] = ..., items_total: _Optional[int] = ..., epoch_floor: _Optional[int] = ..., skipped: _Optional[int] = ...) -> None: ...
 
 class ApproveRepairRequest(_message.Message):
-    __slots__ = ("repair_id", "reason")
+    __slots__ = ("repair_id", "reason", "request_id")
     REPAIR_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     repair_id: str
     reason: str
-    def __init__(self, repair_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, repair_id: _Optional[str] = ..., reason: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ApproveRepairResponse(_message.Message):
     __slots__ = ("repair",)
@@ -396,12 +398,14 @@ class ListRepairItemsResponse(_message.Message):
     def __init__(self, items: _Optional[_Iterable[_Union[RepairItem, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class VerifyRepairRequest(_message.Message):
-    __slots__ = ("repair_id", "reason")
+    __slots__ = ("repair_id", "reason", "request_id")
     REPAIR_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     repair_id: str
     reason: str
-    def __init__(self, repair_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, repair_id: _Optional[str] = ..., reason: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class VerifyRepairResponse(_message.Message):
     __slots__ = ("repair", "items_passed", "items_mismatched")
@@ -426,12 +430,14 @@ class WatchRepairResponse(_message.Message):
     def __init__(self, repair: _Optional[_Union[Repair, _Mapping]] = ...) -> None: ...
 
 class CancelRepairRequest(_message.Message):
-    __slots__ = ("repair_id", "reason")
+    __slots__ = ("repair_id", "reason", "request_id")
     REPAIR_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     repair_id: str
     reason: str
-    def __init__(self, repair_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, repair_id: _Optional[str] = ..., reason: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CancelRepairResponse(_message.Message):
     __slots__ = ("repair",)
@@ -458,12 +464,14 @@ class StartRebuildResponse(_message.Message):
     def __init__(self, rebuild: _Optional[_Union[Rebuild, _Mapping]] = ...) -> None: ...
 
 class ApproveRebuildRequest(_message.Message):
-    __slots__ = ("rebuild_id", "reason")
+    __slots__ = ("rebuild_id", "reason", "request_id")
     REBUILD_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     rebuild_id: str
     reason: str
-    def __init__(self, rebuild_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, rebuild_id: _Optional[str] = ..., reason: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class ApproveRebuildResponse(_message.Message):
     __slots__ = ("rebuild",)
@@ -518,12 +526,14 @@ class WatchRebuildResponse(_message.Message):
     def __init__(self, rebuild: _Optional[_Union[Rebuild, _Mapping]] = ...) -> None: ...
 
 class CancelRebuildRequest(_message.Message):
-    __slots__ = ("rebuild_id", "reason")
+    __slots__ = ("rebuild_id", "reason", "request_id")
     REBUILD_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     rebuild_id: str
     reason: str
-    def __init__(self, rebuild_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    request_id: str
+    def __init__(self, rebuild_id: _Optional[str] = ..., reason: _Optional[str] = ..., request_id: _Optional[str] = ...) -> None: ...
 
 class CancelRebuildResponse(_message.Message):
     __slots__ = ("rebuild",)

@@ -158,6 +158,7 @@ class RepairServiceServicer:
     def ApproveRepair(self, request, context):
         """Approves a repair that needs approval (removals, rebuilds); admin only,
         and not the requester (unless the server allows self-approval).
+        Idempotent by the optional request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -186,7 +187,7 @@ class RepairServiceServicer:
 
     def VerifyRepair(self, request, context):
         """Runs the verification of a repair now (it also runs automatically after
-        execution) and stores the result.
+        execution) and stores the result. Idempotent by the optional request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -201,6 +202,7 @@ class RepairServiceServicer:
 
     def CancelRepair(self, request, context):
         """Cancels a repair that has not ended; items already applied stay applied.
+        Idempotent by the optional request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -215,7 +217,7 @@ class RepairServiceServicer:
 
     def ApproveRebuild(self, request, context):
         """Approves a rebuild; admin only, and not the requester (unless the server
-        allows self-approval).
+        allows self-approval). Idempotent by the optional request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -243,7 +245,8 @@ class RepairServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def CancelRebuild(self, request, context):
-        """Cancels a rebuild before it starts switching readers.
+        """Cancels a rebuild before it starts switching readers. Idempotent by the
+        optional request_id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

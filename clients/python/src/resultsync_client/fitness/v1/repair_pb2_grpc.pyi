@@ -57,6 +57,7 @@ class RepairServiceStub:
     ApproveRepair: _grpc.UnaryUnaryMultiCallable[_repair_pb2.ApproveRepairRequest, _repair_pb2.ApproveRepairResponse]
     """Approves a repair that needs approval (removals, rebuilds); admin only,
     and not the requester (unless the server allows self-approval).
+    Idempotent by the optional request_id.
     """
     GetRepair: _grpc.UnaryUnaryMultiCallable[_repair_pb2.GetRepairRequest, _repair_pb2.GetRepairResponse]
     """Returns one repair and its state transitions."""
@@ -66,17 +67,19 @@ class RepairServiceStub:
     """Lists the items of a repair (one per discrepancy) in plan order."""
     VerifyRepair: _grpc.UnaryUnaryMultiCallable[_repair_pb2.VerifyRepairRequest, _repair_pb2.VerifyRepairResponse]
     """Runs the verification of a repair now (it also runs automatically after
-    execution) and stores the result.
+    execution) and stores the result. Idempotent by the optional request_id.
     """
     WatchRepair: _grpc.UnaryStreamMultiCallable[_repair_pb2.WatchRepairRequest, _repair_pb2.WatchRepairResponse]
     """Streams the repair whenever it changes, until a terminal state."""
     CancelRepair: _grpc.UnaryUnaryMultiCallable[_repair_pb2.CancelRepairRequest, _repair_pb2.CancelRepairResponse]
-    """Cancels a repair that has not ended; items already applied stay applied."""
+    """Cancels a repair that has not ended; items already applied stay applied.
+    Idempotent by the optional request_id.
+    """
     StartRebuild: _grpc.UnaryUnaryMultiCallable[_repair_pb2.StartRebuildRequest, _repair_pb2.StartRebuildResponse]
     """Starts a controlled rebuild of a campaign's projection; admin with approval."""
     ApproveRebuild: _grpc.UnaryUnaryMultiCallable[_repair_pb2.ApproveRebuildRequest, _repair_pb2.ApproveRebuildResponse]
     """Approves a rebuild; admin only, and not the requester (unless the server
-    allows self-approval).
+    allows self-approval). Idempotent by the optional request_id.
     """
     GetRebuild: _grpc.UnaryUnaryMultiCallable[_repair_pb2.GetRebuildRequest, _repair_pb2.GetRebuildResponse]
     """Returns one rebuild and its state transitions."""
@@ -85,7 +88,9 @@ class RepairServiceStub:
     WatchRebuild: _grpc.UnaryStreamMultiCallable[_repair_pb2.WatchRebuildRequest, _repair_pb2.WatchRebuildResponse]
     """Streams the rebuild whenever it changes, until a terminal state."""
     CancelRebuild: _grpc.UnaryUnaryMultiCallable[_repair_pb2.CancelRebuildRequest, _repair_pb2.CancelRebuildResponse]
-    """Cancels a rebuild before it starts switching readers."""
+    """Cancels a rebuild before it starts switching readers. Idempotent by the
+    optional request_id.
+    """
 
 @_typing.type_check_only
 class RepairServiceAsyncStub(RepairServiceStub):
@@ -116,6 +121,7 @@ class RepairServiceAsyncStub(RepairServiceStub):
     ApproveRepair: _aio.UnaryUnaryMultiCallable[_repair_pb2.ApproveRepairRequest, _repair_pb2.ApproveRepairResponse]  # type: ignore[assignment]
     """Approves a repair that needs approval (removals, rebuilds); admin only,
     and not the requester (unless the server allows self-approval).
+    Idempotent by the optional request_id.
     """
     GetRepair: _aio.UnaryUnaryMultiCallable[_repair_pb2.GetRepairRequest, _repair_pb2.GetRepairResponse]  # type: ignore[assignment]
     """Returns one repair and its state transitions."""
@@ -125,17 +131,19 @@ class RepairServiceAsyncStub(RepairServiceStub):
     """Lists the items of a repair (one per discrepancy) in plan order."""
     VerifyRepair: _aio.UnaryUnaryMultiCallable[_repair_pb2.VerifyRepairRequest, _repair_pb2.VerifyRepairResponse]  # type: ignore[assignment]
     """Runs the verification of a repair now (it also runs automatically after
-    execution) and stores the result.
+    execution) and stores the result. Idempotent by the optional request_id.
     """
     WatchRepair: _aio.UnaryStreamMultiCallable[_repair_pb2.WatchRepairRequest, _repair_pb2.WatchRepairResponse]  # type: ignore[assignment]
     """Streams the repair whenever it changes, until a terminal state."""
     CancelRepair: _aio.UnaryUnaryMultiCallable[_repair_pb2.CancelRepairRequest, _repair_pb2.CancelRepairResponse]  # type: ignore[assignment]
-    """Cancels a repair that has not ended; items already applied stay applied."""
+    """Cancels a repair that has not ended; items already applied stay applied.
+    Idempotent by the optional request_id.
+    """
     StartRebuild: _aio.UnaryUnaryMultiCallable[_repair_pb2.StartRebuildRequest, _repair_pb2.StartRebuildResponse]  # type: ignore[assignment]
     """Starts a controlled rebuild of a campaign's projection; admin with approval."""
     ApproveRebuild: _aio.UnaryUnaryMultiCallable[_repair_pb2.ApproveRebuildRequest, _repair_pb2.ApproveRebuildResponse]  # type: ignore[assignment]
     """Approves a rebuild; admin only, and not the requester (unless the server
-    allows self-approval).
+    allows self-approval). Idempotent by the optional request_id.
     """
     GetRebuild: _aio.UnaryUnaryMultiCallable[_repair_pb2.GetRebuildRequest, _repair_pb2.GetRebuildResponse]  # type: ignore[assignment]
     """Returns one rebuild and its state transitions."""
@@ -144,7 +152,9 @@ class RepairServiceAsyncStub(RepairServiceStub):
     WatchRebuild: _aio.UnaryStreamMultiCallable[_repair_pb2.WatchRebuildRequest, _repair_pb2.WatchRebuildResponse]  # type: ignore[assignment]
     """Streams the rebuild whenever it changes, until a terminal state."""
     CancelRebuild: _aio.UnaryUnaryMultiCallable[_repair_pb2.CancelRebuildRequest, _repair_pb2.CancelRebuildResponse]  # type: ignore[assignment]
-    """Cancels a rebuild before it starts switching readers."""
+    """Cancels a rebuild before it starts switching readers. Idempotent by the
+    optional request_id.
+    """
 
 class RepairServiceServicer(metaclass=_abc_1.ABCMeta):
     """RepairService plans, executes, audits and verifies repairs of discrepancies
@@ -190,6 +200,7 @@ class RepairServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_repair_pb2.ApproveRepairResponse, _abc.Awaitable[_repair_pb2.ApproveRepairResponse]]:
         """Approves a repair that needs approval (removals, rebuilds); admin only,
         and not the requester (unless the server allows self-approval).
+        Idempotent by the optional request_id.
         """
 
     @_abc_1.abstractmethod
@@ -223,7 +234,7 @@ class RepairServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_repair_pb2.VerifyRepairResponse, _abc.Awaitable[_repair_pb2.VerifyRepairResponse]]:
         """Runs the verification of a repair now (it also runs automatically after
-        execution) and stores the result.
+        execution) and stores the result. Idempotent by the optional request_id.
         """
 
     @_abc_1.abstractmethod
@@ -240,7 +251,9 @@ class RepairServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _repair_pb2.CancelRepairRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_repair_pb2.CancelRepairResponse, _abc.Awaitable[_repair_pb2.CancelRepairResponse]]:
-        """Cancels a repair that has not ended; items already applied stay applied."""
+        """Cancels a repair that has not ended; items already applied stay applied.
+        Idempotent by the optional request_id.
+        """
 
     @_abc_1.abstractmethod
     def StartRebuild(
@@ -257,7 +270,7 @@ class RepairServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_repair_pb2.ApproveRebuildResponse, _abc.Awaitable[_repair_pb2.ApproveRebuildResponse]]:
         """Approves a rebuild; admin only, and not the requester (unless the server
-        allows self-approval).
+        allows self-approval). Idempotent by the optional request_id.
         """
 
     @_abc_1.abstractmethod
@@ -290,6 +303,8 @@ class RepairServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _repair_pb2.CancelRebuildRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_repair_pb2.CancelRebuildResponse, _abc.Awaitable[_repair_pb2.CancelRebuildResponse]]:
-        """Cancels a rebuild before it starts switching readers."""
+        """Cancels a rebuild before it starts switching readers. Idempotent by the
+        optional request_id.
+        """
 
 def add_RepairServiceServicer_to_server(servicer: RepairServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

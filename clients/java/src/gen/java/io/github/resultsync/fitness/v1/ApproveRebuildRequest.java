@@ -34,6 +34,7 @@ private static final long serialVersionUID = 0L;
   private ApproveRebuildRequest() {
     rebuildId_ = "";
     reason_ = "";
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -143,6 +144,63 @@ private static final long serialVersionUID = 0L;
     }
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 3;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and approves nothing twice; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+   * </pre>
+   *
+   * <code>string request_id = 3 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and approves nothing twice; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+   * </pre>
+   *
+   * <code>string request_id = 3 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -163,6 +221,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(reason_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 2, reason_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 3, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -177,6 +238,9 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(reason_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(2, reason_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(3, requestId_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -197,6 +261,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getRebuildId())) return false;
     if (!getReason()
         .equals(other.getReason())) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -212,6 +278,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getRebuildId().hashCode();
     hash = (37 * hash) + REASON_FIELD_NUMBER;
     hash = (53 * hash) + getReason().hashCode();
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -349,6 +417,7 @@ private static final long serialVersionUID = 0L;
       bitField0_ = 0;
       rebuildId_ = "";
       reason_ = "";
+      requestId_ = "";
       return this;
     }
 
@@ -388,6 +457,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000002) != 0)) {
         result.reason_ = reason_;
       }
+      if (((from_bitField0_ & 0x00000004) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     @java.lang.Override
@@ -410,6 +482,11 @@ private static final long serialVersionUID = 0L;
       if (!other.getReason().isEmpty()) {
         reason_ = other.reason_;
         bitField0_ |= 0x00000002;
+        onChanged();
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000004;
         onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
@@ -448,6 +525,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000002;
               break;
             } // case 18
+            case 26: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000004;
+              break;
+            } // case 26
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -645,6 +727,123 @@ private static final long serialVersionUID = 0L;
       checkByteStringIsUtf8(value);
       reason_ = value;
       bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and approves nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+     * </pre>
+     *
+     * <code>string request_id = 3 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and approves nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+     * </pre>
+     *
+     * <code>string request_id = 3 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and approves nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+     * </pre>
+     *
+     * <code>string request_id = 3 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000004;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and approves nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+     * </pre>
+     *
+     * <code>string request_id = 3 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000004);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and approves nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call acts.
+     * </pre>
+     *
+     * <code>string request_id = 3 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000004;
       onChanged();
       return this;
     }

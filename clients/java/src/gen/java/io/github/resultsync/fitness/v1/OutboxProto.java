@@ -108,29 +108,29 @@ public final class OutboxProto extends com.google.protobuf.GeneratedFile {
       "\022E\n\021oldest_unsent_age\030\010 \001(\0132\031.google.pro" +
       "tobuf.DurationR\017oldestUnsentAge\"N\n\026GetOu" +
       "tboxStatsResponse\0224\n\006shards\030\001 \003(\0132\034.fitn" +
-      "ess.v1.ShardOutboxStatsR\006shards\"\217\001\n\031Repl" +
+      "ess.v1.ShardOutboxStatsR\006shards\"\256\001\n\031Repl" +
       "ayParkedEventsRequest\022\031\n\010shard_id\030\001 \001(\tR" +
       "\007shardId\022\020\n\003ids\030\002 \003(\003R\003ids\022\027\n\007data_id\030\003 " +
       "\001(\003R\006dataId\022\026\n\006reason\030\004 \001(\tR\006reason\022\024\n\005l" +
-      "imit\030\005 \001(\005R\005limit\"^\n\032ReplayParkedEventsR" +
-      "esponse\022%\n\016replayed_count\030\001 \001(\003R\rreplaye" +
-      "dCount\022\031\n\010audit_id\030\002 \001(\tR\007auditId*\256\001\n\014Ou" +
-      "tboxStatus\022\035\n\031OUTBOX_STATUS_UNSPECIFIED\020" +
-      "\000\022\025\n\021OUTBOX_STATUS_NEW\020\001\022\034\n\030OUTBOX_STATU" +
-      "S_PROCESSING\020\002\022\026\n\022OUTBOX_STATUS_SENT\020\003\022\030" +
-      "\n\024OUTBOX_STATUS_FAILED\020\004\022\030\n\024OUTBOX_STATU" +
-      "S_PARKED\020\0052\254\002\n\rOutboxService\022]\n\020ListOutb" +
-      "oxEvents\022#.fitness.v1.ListOutboxEventsRe" +
-      "quest\032$.fitness.v1.ListOutboxEventsRespo" +
-      "nse\022W\n\016GetOutboxStats\022!.fitness.v1.GetOu" +
-      "tboxStatsRequest\032\".fitness.v1.GetOutboxS" +
-      "tatsResponse\022c\n\022ReplayParkedEvents\022%.fit" +
-      "ness.v1.ReplayParkedEventsRequest\032&.fitn" +
-      "ess.v1.ReplayParkedEventsResponseBw\n\037io." +
-      "github.resultsync.fitness.v1B\013OutboxProt" +
-      "oP\001\242\002\003FXX\252\002\nFitness.V1\312\002\nFitness\\V1\342\002\026Fi" +
-      "tness\\V1\\GPBMetadata\352\002\013Fitness::V1b\006prot" +
-      "o3"
+      "imit\030\005 \001(\005R\005limit\022\035\n\nrequest_id\030\006 \001(\tR\tr" +
+      "equestId\"^\n\032ReplayParkedEventsResponse\022%" +
+      "\n\016replayed_count\030\001 \001(\003R\rreplayedCount\022\031\n" +
+      "\010audit_id\030\002 \001(\tR\007auditId*\256\001\n\014OutboxStatu" +
+      "s\022\035\n\031OUTBOX_STATUS_UNSPECIFIED\020\000\022\025\n\021OUTB" +
+      "OX_STATUS_NEW\020\001\022\034\n\030OUTBOX_STATUS_PROCESS" +
+      "ING\020\002\022\026\n\022OUTBOX_STATUS_SENT\020\003\022\030\n\024OUTBOX_" +
+      "STATUS_FAILED\020\004\022\030\n\024OUTBOX_STATUS_PARKED\020" +
+      "\0052\254\002\n\rOutboxService\022]\n\020ListOutboxEvents\022" +
+      "#.fitness.v1.ListOutboxEventsRequest\032$.f" +
+      "itness.v1.ListOutboxEventsResponse\022W\n\016Ge" +
+      "tOutboxStats\022!.fitness.v1.GetOutboxStats" +
+      "Request\032\".fitness.v1.GetOutboxStatsRespo" +
+      "nse\022c\n\022ReplayParkedEvents\022%.fitness.v1.R" +
+      "eplayParkedEventsRequest\032&.fitness.v1.Re" +
+      "playParkedEventsResponseBw\n\037io.github.re" +
+      "sultsync.fitness.v1B\013OutboxProtoP\001\242\002\003FXX" +
+      "\252\002\nFitness.V1\312\002\nFitness\\V1\342\002\026Fitness\\V1\\" +
+      "GPBMetadata\352\002\013Fitness::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -179,7 +179,7 @@ public final class OutboxProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_ReplayParkedEventsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_ReplayParkedEventsRequest_descriptor,
-        new java.lang.String[] { "ShardId", "Ids", "DataId", "Reason", "Limit", });
+        new java.lang.String[] { "ShardId", "Ids", "DataId", "Reason", "Limit", "RequestId", });
     internal_static_fitness_v1_ReplayParkedEventsResponse_descriptor =
       getDescriptor().getMessageType(7);
     internal_static_fitness_v1_ReplayParkedEventsResponse_fieldAccessorTable = new

@@ -201,7 +201,8 @@ public final class OutboxServiceGrpc {
     /**
      * <pre>
      * Moves PARKED events back to NEW so the relay publishes them again. The
-     * caller and reason are recorded in the audit log.
+     * caller and reason are recorded in the audit log. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     default void replayParkedEvents(io.github.resultsync.fitness.v1.ReplayParkedEventsRequest request,
@@ -272,7 +273,8 @@ public final class OutboxServiceGrpc {
     /**
      * <pre>
      * Moves PARKED events back to NEW so the relay publishes them again. The
-     * caller and reason are recorded in the audit log.
+     * caller and reason are recorded in the audit log. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public void replayParkedEvents(io.github.resultsync.fitness.v1.ReplayParkedEventsRequest request,
@@ -326,7 +328,8 @@ public final class OutboxServiceGrpc {
     /**
      * <pre>
      * Moves PARKED events back to NEW so the relay publishes them again. The
-     * caller and reason are recorded in the audit log.
+     * caller and reason are recorded in the audit log. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.ReplayParkedEventsResponse replayParkedEvents(io.github.resultsync.fitness.v1.ReplayParkedEventsRequest request) throws io.grpc.StatusException {
@@ -379,7 +382,8 @@ public final class OutboxServiceGrpc {
     /**
      * <pre>
      * Moves PARKED events back to NEW so the relay publishes them again. The
-     * caller and reason are recorded in the audit log.
+     * caller and reason are recorded in the audit log. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.ReplayParkedEventsResponse replayParkedEvents(io.github.resultsync.fitness.v1.ReplayParkedEventsRequest request) {
@@ -434,7 +438,8 @@ public final class OutboxServiceGrpc {
     /**
      * <pre>
      * Moves PARKED events back to NEW so the relay publishes them again. The
-     * caller and reason are recorded in the audit log.
+     * caller and reason are recorded in the audit log. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.ReplayParkedEventsResponse> replayParkedEvents(

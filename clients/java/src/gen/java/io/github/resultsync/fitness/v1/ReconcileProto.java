@@ -169,96 +169,97 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
       "\014resolve_time\030\013 \001(\0132\032.google.protobuf.Ti" +
       "mestampR\013resolveTime\022A\n\nresolution\030\014 \001(\016" +
       "2!.fitness.v1.DiscrepancyResolutionR\nres" +
-      "olution\"\244\001\n\035StartReconciliationRunReques" +
+      "olution\"\303\001\n\035StartReconciliationRunReques" +
       "t\0220\n\005scope\030\001 \001(\0132\032.fitness.v1.ReconcileS" +
       "copeR\005scope\0220\n\005depth\030\002 \001(\0162\032.fitness.v1." +
       "ReconcileDepthR\005depth\022\037\n\013sample_rate\030\003 \001" +
-      "(\001R\nsampleRate\"Q\n\036StartReconciliationRun" +
-      "Response\022/\n\003run\030\001 \001(\0132\035.fitness.v1.Recon" +
-      "ciliationRunR\003run\"4\n\033GetReconciliationRu" +
-      "nRequest\022\025\n\006run_id\030\001 \001(\tR\005runId\"O\n\034GetRe" +
-      "conciliationRunResponse\022/\n\003run\030\001 \001(\0132\035.f" +
-      "itness.v1.ReconciliationRunR\003run\"x\n\035List" +
-      "ReconciliationRunsRequest\022\033\n\tdetect_id\030\001" +
-      " \001(\003R\010detectId\022\033\n\tpage_size\030\002 \001(\005R\010pageS" +
-      "ize\022\035\n\npage_token\030\003 \001(\tR\tpageToken\"{\n\036Li" +
-      "stReconciliationRunsResponse\0221\n\004runs\030\001 \003" +
-      "(\0132\035.fitness.v1.ReconciliationRunR\004runs\022" +
-      "&\n\017next_page_token\030\002 \001(\tR\rnextPageToken\"" +
-      "6\n\035WatchReconciliationRunRequest\022\025\n\006run_" +
-      "id\030\001 \001(\tR\005runId\"Q\n\036WatchReconciliationRu" +
-      "nResponse\022/\n\003run\030\001 \001(\0132\035.fitness.v1.Reco" +
-      "nciliationRunR\003run\"\312\001\n\030ListDiscrepancies" +
-      "Request\022\025\n\006run_id\030\001 \001(\tR\005runId\0222\n\005class\030" +
-      "\002 \001(\0162\034.fitness.v1.DiscrepancyClassR\005cla" +
-      "ss\022\033\n\tpage_size\030\003 \001(\005R\010pageSize\022\035\n\npage_" +
-      "token\030\004 \001(\tR\tpageToken\022\'\n\017unresolved_onl" +
-      "y\030\005 \001(\010R\016unresolvedOnly\"\202\001\n\031ListDiscrepa" +
-      "nciesResponse\022=\n\rdiscrepancies\030\001 \003(\0132\027.f" +
-      "itness.v1.DiscrepancyR\rdiscrepancies\022&\n\017" +
-      "next_page_token\030\002 \001(\tR\rnextPageToken\"\363\004\n" +
-      "\020CampaignSchedule\022\033\n\tdetect_id\030\001 \001(\003R\010de" +
-      "tectId\022B\n\017first_seen_time\030\002 \001(\0132\032.google" +
-      ".protobuf.TimestampR\rfirstSeenTime\022)\n\021la" +
-      "st_clean_run_id\030\003 \001(\tR\016lastCleanRunId\022B\n" +
-      "\017last_clean_time\030\004 \001(\0132\032.google.protobuf" +
-      ".TimestampR\rlastCleanTime\022.\n\023last_clean_" +
-      "revision\030\005 \001(\003R\021lastCleanRevision\022\036\n\013las" +
-      "t_run_id\030\006 \001(\tR\tlastRunId\022>\n\rlast_run_ti" +
-      "me\030\007 \001(\0132\032.google.protobuf.TimestampR\013la" +
-      "stRunTime\022#\n\rsample_cursor\030\010 \001(\005R\014sample" +
-      "Cursor\022D\n\020last_sample_time\030\t \001(\0132\032.googl" +
-      "e.protobuf.TimestampR\016lastSampleTime\022\'\n\017" +
-      "checked_buckets\030\n \001(\005R\016checkedBuckets\022#\n" +
-      "\rbuckets_total\030\013 \001(\005R\014bucketsTotal\022F\n\021ol" +
-      "dest_check_time\030\014 \001(\0132\032.google.protobuf." +
-      "TimestampR\017oldestCheckTime\"R\n\024ListCampai" +
-      "gnsRequest\022\033\n\tpage_size\030\001 \001(\005R\010pageSize\022" +
-      "\035\n\npage_token\030\002 \001(\tR\tpageToken\"{\n\025ListCa" +
-      "mpaignsResponse\022:\n\tcampaigns\030\001 \003(\0132\034.fit" +
-      "ness.v1.CampaignScheduleR\tcampaigns\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken*\210\001\n\016" +
-      "ReconcileDepth\022\037\n\033RECONCILE_DEPTH_UNSPEC" +
-      "IFIED\020\000\022\032\n\026RECONCILE_DEPTH_COUNTS\020\001\022\034\n\030R" +
-      "ECONCILE_DEPTH_VERSIONS\020\002\022\033\n\027RECONCILE_D" +
-      "EPTH_CONTENT\020\003*\340\001\n\010RunState\022\031\n\025RUN_STATE" +
-      "_UNSPECIFIED\020\000\022\025\n\021RUN_STATE_PENDING\020\001\022\025\n" +
-      "\021RUN_STATE_RUNNING\020\002\022\"\n\036RUN_STATE_WAITIN" +
-      "G_FOR_CATCH_UP\020\003\022\027\n\023RUN_STATE_SUCCEEDED\020" +
-      "\004\022\024\n\020RUN_STATE_FAILED\020\005\022\024\n\020RUN_STATE_QUE" +
-      "UED\020\006\022\"\n\036RUN_STATE_BOUNDARY_NOT_REACHED\020" +
-      "\007*\274\002\n\020DiscrepancyClass\022!\n\035DISCREPANCY_CL" +
-      "ASS_UNSPECIFIED\020\000\022\'\n#DISCREPANCY_CLASS_M" +
-      "ISSING_IN_TARGET\020\001\022*\n&DISCREPANCY_CLASS_" +
-      "STALE_TARGET_VERSION\020\002\022*\n&DISCREPANCY_CL" +
-      "ASS_DELETION_NOT_APPLIED\020\003\022&\n\"DISCREPANC" +
-      "Y_CLASS_CONTENT_MISMATCH\020\004\022.\n*DISCREPANC" +
-      "Y_CLASS_UNEXPECTED_TARGET_RECORD\020\005\022,\n(DI" +
-      "SCREPANCY_CLASS_TARGET_AHEAD_OF_SOURCE\020\006" +
-      "*\221\001\n\025DiscrepancyResolution\022&\n\"DISCREPANC" +
-      "Y_RESOLUTION_UNSPECIFIED\020\000\022$\n DISCREPANC" +
-      "Y_RESOLUTION_CLEAN_RUN\020\001\022*\n&DISCREPANCY_" +
-      "RESOLUTION_VERIFIED_REPAIR\020\0022\212\005\n\020Reconci" +
-      "leService\022o\n\026StartReconciliationRun\022).fi" +
-      "tness.v1.StartReconciliationRunRequest\032*" +
-      ".fitness.v1.StartReconciliationRunRespon" +
-      "se\022i\n\024GetReconciliationRun\022\'.fitness.v1." +
-      "GetReconciliationRunRequest\032(.fitness.v1" +
-      ".GetReconciliationRunResponse\022o\n\026ListRec" +
-      "onciliationRuns\022).fitness.v1.ListReconci" +
-      "liationRunsRequest\032*.fitness.v1.ListReco" +
-      "nciliationRunsResponse\022q\n\026WatchReconcili" +
-      "ationRun\022).fitness.v1.WatchReconciliatio" +
-      "nRunRequest\032*.fitness.v1.WatchReconcilia" +
-      "tionRunResponse0\001\022`\n\021ListDiscrepancies\022$" +
-      ".fitness.v1.ListDiscrepanciesRequest\032%.f" +
-      "itness.v1.ListDiscrepanciesResponse\022T\n\rL" +
-      "istCampaigns\022 .fitness.v1.ListCampaignsR" +
-      "equest\032!.fitness.v1.ListCampaignsRespons" +
-      "eBz\n\037io.github.resultsync.fitness.v1B\016Re" +
-      "concileProtoP\001\242\002\003FXX\252\002\nFitness.V1\312\002\nFitn" +
-      "ess\\V1\342\002\026Fitness\\V1\\GPBMetadata\352\002\013Fitnes" +
-      "s::V1b\006proto3"
+      "(\001R\nsampleRate\022\035\n\nrequest_id\030\004 \001(\tR\trequ" +
+      "estId\"Q\n\036StartReconciliationRunResponse\022" +
+      "/\n\003run\030\001 \001(\0132\035.fitness.v1.Reconciliation" +
+      "RunR\003run\"4\n\033GetReconciliationRunRequest\022" +
+      "\025\n\006run_id\030\001 \001(\tR\005runId\"O\n\034GetReconciliat" +
+      "ionRunResponse\022/\n\003run\030\001 \001(\0132\035.fitness.v1" +
+      ".ReconciliationRunR\003run\"x\n\035ListReconcili" +
+      "ationRunsRequest\022\033\n\tdetect_id\030\001 \001(\003R\010det" +
+      "ectId\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npa" +
+      "ge_token\030\003 \001(\tR\tpageToken\"{\n\036ListReconci" +
+      "liationRunsResponse\0221\n\004runs\030\001 \003(\0132\035.fitn" +
+      "ess.v1.ReconciliationRunR\004runs\022&\n\017next_p" +
+      "age_token\030\002 \001(\tR\rnextPageToken\"6\n\035WatchR" +
+      "econciliationRunRequest\022\025\n\006run_id\030\001 \001(\tR" +
+      "\005runId\"Q\n\036WatchReconciliationRunResponse" +
+      "\022/\n\003run\030\001 \001(\0132\035.fitness.v1.Reconciliatio" +
+      "nRunR\003run\"\312\001\n\030ListDiscrepanciesRequest\022\025" +
+      "\n\006run_id\030\001 \001(\tR\005runId\0222\n\005class\030\002 \001(\0162\034.f" +
+      "itness.v1.DiscrepancyClassR\005class\022\033\n\tpag" +
+      "e_size\030\003 \001(\005R\010pageSize\022\035\n\npage_token\030\004 \001" +
+      "(\tR\tpageToken\022\'\n\017unresolved_only\030\005 \001(\010R\016" +
+      "unresolvedOnly\"\202\001\n\031ListDiscrepanciesResp" +
+      "onse\022=\n\rdiscrepancies\030\001 \003(\0132\027.fitness.v1" +
+      ".DiscrepancyR\rdiscrepancies\022&\n\017next_page" +
+      "_token\030\002 \001(\tR\rnextPageToken\"\363\004\n\020Campaign" +
+      "Schedule\022\033\n\tdetect_id\030\001 \001(\003R\010detectId\022B\n" +
+      "\017first_seen_time\030\002 \001(\0132\032.google.protobuf" +
+      ".TimestampR\rfirstSeenTime\022)\n\021last_clean_" +
+      "run_id\030\003 \001(\tR\016lastCleanRunId\022B\n\017last_cle" +
+      "an_time\030\004 \001(\0132\032.google.protobuf.Timestam" +
+      "pR\rlastCleanTime\022.\n\023last_clean_revision\030" +
+      "\005 \001(\003R\021lastCleanRevision\022\036\n\013last_run_id\030" +
+      "\006 \001(\tR\tlastRunId\022>\n\rlast_run_time\030\007 \001(\0132" +
+      "\032.google.protobuf.TimestampR\013lastRunTime" +
+      "\022#\n\rsample_cursor\030\010 \001(\005R\014sampleCursor\022D\n" +
+      "\020last_sample_time\030\t \001(\0132\032.google.protobu" +
+      "f.TimestampR\016lastSampleTime\022\'\n\017checked_b" +
+      "uckets\030\n \001(\005R\016checkedBuckets\022#\n\rbuckets_" +
+      "total\030\013 \001(\005R\014bucketsTotal\022F\n\021oldest_chec" +
+      "k_time\030\014 \001(\0132\032.google.protobuf.Timestamp" +
+      "R\017oldestCheckTime\"R\n\024ListCampaignsReques" +
+      "t\022\033\n\tpage_size\030\001 \001(\005R\010pageSize\022\035\n\npage_t" +
+      "oken\030\002 \001(\tR\tpageToken\"{\n\025ListCampaignsRe" +
+      "sponse\022:\n\tcampaigns\030\001 \003(\0132\034.fitness.v1.C" +
+      "ampaignScheduleR\tcampaigns\022&\n\017next_page_" +
+      "token\030\002 \001(\tR\rnextPageToken*\210\001\n\016Reconcile" +
+      "Depth\022\037\n\033RECONCILE_DEPTH_UNSPECIFIED\020\000\022\032" +
+      "\n\026RECONCILE_DEPTH_COUNTS\020\001\022\034\n\030RECONCILE_" +
+      "DEPTH_VERSIONS\020\002\022\033\n\027RECONCILE_DEPTH_CONT" +
+      "ENT\020\003*\340\001\n\010RunState\022\031\n\025RUN_STATE_UNSPECIF" +
+      "IED\020\000\022\025\n\021RUN_STATE_PENDING\020\001\022\025\n\021RUN_STAT" +
+      "E_RUNNING\020\002\022\"\n\036RUN_STATE_WAITING_FOR_CAT" +
+      "CH_UP\020\003\022\027\n\023RUN_STATE_SUCCEEDED\020\004\022\024\n\020RUN_" +
+      "STATE_FAILED\020\005\022\024\n\020RUN_STATE_QUEUED\020\006\022\"\n\036" +
+      "RUN_STATE_BOUNDARY_NOT_REACHED\020\007*\274\002\n\020Dis" +
+      "crepancyClass\022!\n\035DISCREPANCY_CLASS_UNSPE" +
+      "CIFIED\020\000\022\'\n#DISCREPANCY_CLASS_MISSING_IN" +
+      "_TARGET\020\001\022*\n&DISCREPANCY_CLASS_STALE_TAR" +
+      "GET_VERSION\020\002\022*\n&DISCREPANCY_CLASS_DELET" +
+      "ION_NOT_APPLIED\020\003\022&\n\"DISCREPANCY_CLASS_C" +
+      "ONTENT_MISMATCH\020\004\022.\n*DISCREPANCY_CLASS_U" +
+      "NEXPECTED_TARGET_RECORD\020\005\022,\n(DISCREPANCY" +
+      "_CLASS_TARGET_AHEAD_OF_SOURCE\020\006*\221\001\n\025Disc" +
+      "repancyResolution\022&\n\"DISCREPANCY_RESOLUT" +
+      "ION_UNSPECIFIED\020\000\022$\n DISCREPANCY_RESOLUT" +
+      "ION_CLEAN_RUN\020\001\022*\n&DISCREPANCY_RESOLUTIO" +
+      "N_VERIFIED_REPAIR\020\0022\212\005\n\020ReconcileService" +
+      "\022o\n\026StartReconciliationRun\022).fitness.v1." +
+      "StartReconciliationRunRequest\032*.fitness." +
+      "v1.StartReconciliationRunResponse\022i\n\024Get" +
+      "ReconciliationRun\022\'.fitness.v1.GetReconc" +
+      "iliationRunRequest\032(.fitness.v1.GetRecon" +
+      "ciliationRunResponse\022o\n\026ListReconciliati" +
+      "onRuns\022).fitness.v1.ListReconciliationRu" +
+      "nsRequest\032*.fitness.v1.ListReconciliatio" +
+      "nRunsResponse\022q\n\026WatchReconciliationRun\022" +
+      ").fitness.v1.WatchReconciliationRunReque" +
+      "st\032*.fitness.v1.WatchReconciliationRunRe" +
+      "sponse0\001\022`\n\021ListDiscrepancies\022$.fitness." +
+      "v1.ListDiscrepanciesRequest\032%.fitness.v1" +
+      ".ListDiscrepanciesResponse\022T\n\rListCampai" +
+      "gns\022 .fitness.v1.ListCampaignsRequest\032!." +
+      "fitness.v1.ListCampaignsResponseBz\n\037io.g" +
+      "ithub.resultsync.fitness.v1B\016ReconcilePr" +
+      "otoP\001\242\002\003FXX\252\002\nFitness.V1\312\002\nFitness\\V1\342\002\026" +
+      "Fitness\\V1\\GPBMetadata\352\002\013Fitness::V1b\006pr" +
+      "oto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -300,7 +301,7 @@ public final class ReconcileProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_StartReconciliationRunRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_StartReconciliationRunRequest_descriptor,
-        new java.lang.String[] { "Scope", "Depth", "SampleRate", });
+        new java.lang.String[] { "Scope", "Depth", "SampleRate", "RequestId", });
     internal_static_fitness_v1_StartReconciliationRunResponse_descriptor =
       getDescriptor().getMessageType(6);
     internal_static_fitness_v1_StartReconciliationRunResponse_fieldAccessorTable = new

@@ -276,7 +276,8 @@ public final class ReconcileServiceGrpc {
     /**
      * <pre>
      * Starts a reconciliation run and returns it in state PENDING; it waits
-     * QUEUED while the server executes its bounded number of runs.
+     * QUEUED while the server executes its bounded number of runs. Idempotent
+     * by the optional request_id: a retry returns the same run.
      * </pre>
      */
     default void startReconciliationRun(io.github.resultsync.fitness.v1.StartReconciliationRunRequest request,
@@ -379,7 +380,8 @@ public final class ReconcileServiceGrpc {
     /**
      * <pre>
      * Starts a reconciliation run and returns it in state PENDING; it waits
-     * QUEUED while the server executes its bounded number of runs.
+     * QUEUED while the server executes its bounded number of runs. Idempotent
+     * by the optional request_id: a retry returns the same run.
      * </pre>
      */
     public void startReconciliationRun(io.github.resultsync.fitness.v1.StartReconciliationRunRequest request,
@@ -471,7 +473,8 @@ public final class ReconcileServiceGrpc {
     /**
      * <pre>
      * Starts a reconciliation run and returns it in state PENDING; it waits
-     * QUEUED while the server executes its bounded number of runs.
+     * QUEUED while the server executes its bounded number of runs. Idempotent
+     * by the optional request_id: a retry returns the same run.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.StartReconciliationRunResponse startReconciliationRun(io.github.resultsync.fitness.v1.StartReconciliationRunRequest request) throws io.grpc.StatusException {
@@ -559,7 +562,8 @@ public final class ReconcileServiceGrpc {
     /**
      * <pre>
      * Starts a reconciliation run and returns it in state PENDING; it waits
-     * QUEUED while the server executes its bounded number of runs.
+     * QUEUED while the server executes its bounded number of runs. Idempotent
+     * by the optional request_id: a retry returns the same run.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.StartReconciliationRunResponse startReconciliationRun(io.github.resultsync.fitness.v1.StartReconciliationRunRequest request) {
@@ -646,7 +650,8 @@ public final class ReconcileServiceGrpc {
     /**
      * <pre>
      * Starts a reconciliation run and returns it in state PENDING; it waits
-     * QUEUED while the server executes its bounded number of runs.
+     * QUEUED while the server executes its bounded number of runs. Idempotent
+     * by the optional request_id: a retry returns the same run.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.StartReconciliationRunResponse> startReconciliationRun(

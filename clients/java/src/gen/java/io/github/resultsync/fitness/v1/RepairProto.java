@@ -328,125 +328,129 @@ public final class RepairProto extends com.google.protobuf.GeneratedFile {
       "\017items_truncated\030\006 \001(\010R\016itemsTruncated\022\037" +
       "\n\013items_total\030\007 \001(\003R\nitemsTotal\022\037\n\013epoch" +
       "_floor\030\010 \001(\005R\nepochFloor\022\030\n\007skipped\030\t \001(" +
-      "\003R\007skipped\"K\n\024ApproveRepairRequest\022\033\n\tre" +
+      "\003R\007skipped\"j\n\024ApproveRepairRequest\022\033\n\tre" +
       "pair_id\030\001 \001(\tR\010repairId\022\026\n\006reason\030\002 \001(\tR" +
-      "\006reason\"C\n\025ApproveRepairResponse\022*\n\006repa" +
-      "ir\030\001 \001(\0132\022.fitness.v1.RepairR\006repair\"/\n\020" +
-      "GetRepairRequest\022\033\n\trepair_id\030\001 \001(\tR\010rep" +
-      "airId\"~\n\021GetRepairResponse\022*\n\006repair\030\001 \001" +
-      "(\0132\022.fitness.v1.RepairR\006repair\022=\n\013transi" +
-      "tions\030\002 \003(\0132\033.fitness.v1.StateTransition" +
-      "R\013transitions\"\226\001\n\022ListRepairsRequest\022-\n\005" +
-      "state\030\001 \001(\0162\027.fitness.v1.RepairStateR\005st" +
-      "ate\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage" +
-      "_token\030\003 \001(\tR\tpageToken\022\025\n\006run_id\030\004 \001(\tR" +
-      "\005runId\"k\n\023ListRepairsResponse\022,\n\007repairs" +
-      "\030\001 \003(\0132\022.fitness.v1.RepairR\007repairs\022&\n\017n" +
-      "ext_page_token\030\002 \001(\tR\rnextPageToken\"q\n\026L" +
-      "istRepairItemsRequest\022\033\n\trepair_id\030\001 \001(\t" +
-      "R\010repairId\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022" +
-      "\035\n\npage_token\030\003 \001(\tR\tpageToken\"o\n\027ListRe" +
-      "pairItemsResponse\022,\n\005items\030\001 \003(\0132\026.fitne" +
-      "ss.v1.RepairItemR\005items\022&\n\017next_page_tok" +
-      "en\030\002 \001(\tR\rnextPageToken\"J\n\023VerifyRepairR" +
-      "equest\022\033\n\trepair_id\030\001 \001(\tR\010repairId\022\026\n\006r" +
-      "eason\030\002 \001(\tR\006reason\"\220\001\n\024VerifyRepairResp" +
-      "onse\022*\n\006repair\030\001 \001(\0132\022.fitness.v1.Repair" +
-      "R\006repair\022!\n\014items_passed\030\002 \001(\003R\013itemsPas" +
-      "sed\022)\n\020items_mismatched\030\003 \001(\003R\017itemsMism" +
-      "atched\"1\n\022WatchRepairRequest\022\033\n\trepair_i" +
-      "d\030\001 \001(\tR\010repairId\"A\n\023WatchRepairResponse" +
-      "\022*\n\006repair\030\001 \001(\0132\022.fitness.v1.RepairR\006re" +
-      "pair\"J\n\023CancelRepairRequest\022\033\n\trepair_id" +
-      "\030\001 \001(\tR\010repairId\022\026\n\006reason\030\002 \001(\tR\006reason" +
-      "\"B\n\024CancelRepairResponse\022*\n\006repair\030\001 \001(\013" +
-      "2\022.fitness.v1.RepairR\006repair\"\224\001\n\023StartRe" +
-      "buildRequest\0220\n\005scope\030\001 \001(\0132\032.fitness.v1" +
-      ".ReconcileScopeR\005scope\022\026\n\006reason\030\002 \001(\tR\006" +
-      "reason\022\024\n\005epoch\030\003 \001(\005R\005epoch\022\035\n\nrequest_" +
-      "id\030\004 \001(\tR\trequestId\"E\n\024StartRebuildRespo" +
-      "nse\022-\n\007rebuild\030\001 \001(\0132\023.fitness.v1.Rebuil" +
-      "dR\007rebuild\"N\n\025ApproveRebuildRequest\022\035\n\nr" +
-      "ebuild_id\030\001 \001(\tR\trebuildId\022\026\n\006reason\030\002 \001" +
-      "(\tR\006reason\"G\n\026ApproveRebuildResponse\022-\n\007" +
-      "rebuild\030\001 \001(\0132\023.fitness.v1.RebuildR\007rebu" +
-      "ild\"2\n\021GetRebuildRequest\022\035\n\nrebuild_id\030\001" +
-      " \001(\tR\trebuildId\"\202\001\n\022GetRebuildResponse\022-" +
-      "\n\007rebuild\030\001 \001(\0132\023.fitness.v1.RebuildR\007re" +
-      "build\022=\n\013transitions\030\002 \003(\0132\033.fitness.v1." +
-      "StateTransitionR\013transitions\"\235\001\n\023ListReb" +
-      "uildsRequest\022\033\n\tdetect_id\030\001 \001(\003R\010detectI" +
-      "d\022-\n\005state\030\002 \001(\0162\027.fitness.v1.RepairStat" +
-      "eR\005state\022\033\n\tpage_size\030\003 \001(\005R\010pageSize\022\035\n" +
-      "\npage_token\030\004 \001(\tR\tpageToken\"o\n\024ListRebu" +
-      "ildsResponse\022/\n\010rebuilds\030\001 \003(\0132\023.fitness" +
-      ".v1.RebuildR\010rebuilds\022&\n\017next_page_token" +
-      "\030\002 \001(\tR\rnextPageToken\"4\n\023WatchRebuildReq" +
-      "uest\022\035\n\nrebuild_id\030\001 \001(\tR\trebuildId\"E\n\024W" +
-      "atchRebuildResponse\022-\n\007rebuild\030\001 \001(\0132\023.f" +
-      "itness.v1.RebuildR\007rebuild\"M\n\024CancelRebu" +
-      "ildRequest\022\035\n\nrebuild_id\030\001 \001(\tR\trebuildI" +
-      "d\022\026\n\006reason\030\002 \001(\tR\006reason\"F\n\025CancelRebui" +
-      "ldResponse\022-\n\007rebuild\030\001 \001(\0132\023.fitness.v1" +
-      ".RebuildR\007rebuild*\343\001\n\013RepairState\022\034\n\030REP" +
-      "AIR_STATE_UNSPECIFIED\020\000\022\"\n\036REPAIR_STATE_" +
-      "AWAITING_APPROVAL\020\001\022\032\n\026REPAIR_STATE_EXEC" +
-      "UTING\020\002\022&\n\"REPAIR_STATE_AWAITING_VERIFIC" +
-      "ATION\020\003\022\031\n\025REPAIR_STATE_VERIFIED\020\004\022\027\n\023RE" +
-      "PAIR_STATE_FAILED\020\005\022\032\n\026REPAIR_STATE_CANC" +
-      "ELLED\020\006*\231\001\n\014RepairAction\022\035\n\031REPAIR_ACTIO" +
-      "N_UNSPECIFIED\020\000\022\030\n\024REPAIR_ACTION_REPLAY\020" +
-      "\001\022\033\n\027REPAIR_ACTION_TOMBSTONE\020\002\022\031\n\025REPAIR" +
-      "_ACTION_REBUILD\020\003\022\030\n\024REPAIR_ACTION_REMOV" +
-      "E\020\004*\317\001\n\021RepairItemOutcome\022#\n\037REPAIR_ITEM" +
-      "_OUTCOME_UNSPECIFIED\020\000\022\037\n\033REPAIR_ITEM_OU" +
-      "TCOME_PENDING\020\001\022\037\n\033REPAIR_ITEM_OUTCOME_A" +
-      "PPLIED\020\002\0223\n/REPAIR_ITEM_OUTCOME_SUPERSED" +
-      "ED_BY_NEWER_VERSION\020\003\022\036\n\032REPAIR_ITEM_OUT" +
-      "COME_FAILED\020\004*\232\001\n\022VerificationResult\022#\n\037" +
-      "VERIFICATION_RESULT_UNSPECIFIED\020\000\022\037\n\033VER" +
-      "IFICATION_RESULT_PENDING\020\001\022\036\n\032VERIFICATI" +
-      "ON_RESULT_PASSED\020\002\022\036\n\032VERIFICATION_RESUL" +
-      "T_FAILED\020\003*\276\001\n\014RebuildPhase\022\035\n\031REBUILD_P" +
-      "HASE_UNSPECIFIED\020\000\022\032\n\026REBUILD_PHASE_BUIL" +
-      "DING\020\001\022\035\n\031REBUILD_PHASE_CATCHING_UP\020\002\022\033\n" +
-      "\027REBUILD_PHASE_VERIFYING\020\003\022\033\n\027REBUILD_PH" +
-      "ASE_SWITCHING\020\004\022\032\n\026REBUILD_PHASE_SWITCHE" +
-      "D\020\0052\352\t\n\rRepairService\022Q\n\014CreateRepair\022\037." +
-      "fitness.v1.CreateRepairRequest\032 .fitness" +
-      ".v1.CreateRepairResponse\022K\n\nPlanRepair\022\035" +
-      ".fitness.v1.PlanRepairRequest\032\036.fitness." +
-      "v1.PlanRepairResponse\022T\n\rApproveRepair\022 " +
-      ".fitness.v1.ApproveRepairRequest\032!.fitne" +
-      "ss.v1.ApproveRepairResponse\022H\n\tGetRepair" +
-      "\022\034.fitness.v1.GetRepairRequest\032\035.fitness" +
-      ".v1.GetRepairResponse\022N\n\013ListRepairs\022\036.f" +
-      "itness.v1.ListRepairsRequest\032\037.fitness.v" +
-      "1.ListRepairsResponse\022Z\n\017ListRepairItems" +
-      "\022\".fitness.v1.ListRepairItemsRequest\032#.f" +
-      "itness.v1.ListRepairItemsResponse\022Q\n\014Ver" +
-      "ifyRepair\022\037.fitness.v1.VerifyRepairReque" +
-      "st\032 .fitness.v1.VerifyRepairResponse\022P\n\013" +
-      "WatchRepair\022\036.fitness.v1.WatchRepairRequ" +
-      "est\032\037.fitness.v1.WatchRepairResponse0\001\022Q" +
-      "\n\014CancelRepair\022\037.fitness.v1.CancelRepair" +
-      "Request\032 .fitness.v1.CancelRepairRespons" +
-      "e\022Q\n\014StartRebuild\022\037.fitness.v1.StartRebu" +
-      "ildRequest\032 .fitness.v1.StartRebuildResp" +
-      "onse\022W\n\016ApproveRebuild\022!.fitness.v1.Appr" +
-      "oveRebuildRequest\032\".fitness.v1.ApproveRe" +
-      "buildResponse\022K\n\nGetRebuild\022\035.fitness.v1" +
-      ".GetRebuildRequest\032\036.fitness.v1.GetRebui" +
-      "ldResponse\022Q\n\014ListRebuilds\022\037.fitness.v1." +
-      "ListRebuildsRequest\032 .fitness.v1.ListReb" +
-      "uildsResponse\022S\n\014WatchRebuild\022\037.fitness." +
-      "v1.WatchRebuildRequest\032 .fitness.v1.Watc" +
-      "hRebuildResponse0\001\022T\n\rCancelRebuild\022 .fi" +
-      "tness.v1.CancelRebuildRequest\032!.fitness." +
-      "v1.CancelRebuildResponseBw\n\037io.github.re" +
-      "sultsync.fitness.v1B\013RepairProtoP\001\242\002\003FXX" +
-      "\252\002\nFitness.V1\312\002\nFitness\\V1\342\002\026Fitness\\V1\\" +
-      "GPBMetadata\352\002\013Fitness::V1b\006proto3"
+      "\006reason\022\035\n\nrequest_id\030\003 \001(\tR\trequestId\"C" +
+      "\n\025ApproveRepairResponse\022*\n\006repair\030\001 \001(\0132" +
+      "\022.fitness.v1.RepairR\006repair\"/\n\020GetRepair" +
+      "Request\022\033\n\trepair_id\030\001 \001(\tR\010repairId\"~\n\021" +
+      "GetRepairResponse\022*\n\006repair\030\001 \001(\0132\022.fitn" +
+      "ess.v1.RepairR\006repair\022=\n\013transitions\030\002 \003" +
+      "(\0132\033.fitness.v1.StateTransitionR\013transit" +
+      "ions\"\226\001\n\022ListRepairsRequest\022-\n\005state\030\001 \001" +
+      "(\0162\027.fitness.v1.RepairStateR\005state\022\033\n\tpa" +
+      "ge_size\030\002 \001(\005R\010pageSize\022\035\n\npage_token\030\003 " +
+      "\001(\tR\tpageToken\022\025\n\006run_id\030\004 \001(\tR\005runId\"k\n" +
+      "\023ListRepairsResponse\022,\n\007repairs\030\001 \003(\0132\022." +
+      "fitness.v1.RepairR\007repairs\022&\n\017next_page_" +
+      "token\030\002 \001(\tR\rnextPageToken\"q\n\026ListRepair" +
+      "ItemsRequest\022\033\n\trepair_id\030\001 \001(\tR\010repairI" +
+      "d\022\033\n\tpage_size\030\002 \001(\005R\010pageSize\022\035\n\npage_t" +
+      "oken\030\003 \001(\tR\tpageToken\"o\n\027ListRepairItems" +
+      "Response\022,\n\005items\030\001 \003(\0132\026.fitness.v1.Rep" +
+      "airItemR\005items\022&\n\017next_page_token\030\002 \001(\tR" +
+      "\rnextPageToken\"i\n\023VerifyRepairRequest\022\033\n" +
+      "\trepair_id\030\001 \001(\tR\010repairId\022\026\n\006reason\030\002 \001" +
+      "(\tR\006reason\022\035\n\nrequest_id\030\003 \001(\tR\trequestI" +
+      "d\"\220\001\n\024VerifyRepairResponse\022*\n\006repair\030\001 \001" +
+      "(\0132\022.fitness.v1.RepairR\006repair\022!\n\014items_" +
+      "passed\030\002 \001(\003R\013itemsPassed\022)\n\020items_misma" +
+      "tched\030\003 \001(\003R\017itemsMismatched\"1\n\022WatchRep" +
+      "airRequest\022\033\n\trepair_id\030\001 \001(\tR\010repairId\"" +
+      "A\n\023WatchRepairResponse\022*\n\006repair\030\001 \001(\0132\022" +
+      ".fitness.v1.RepairR\006repair\"i\n\023CancelRepa" +
+      "irRequest\022\033\n\trepair_id\030\001 \001(\tR\010repairId\022\026" +
+      "\n\006reason\030\002 \001(\tR\006reason\022\035\n\nrequest_id\030\003 \001" +
+      "(\tR\trequestId\"B\n\024CancelRepairResponse\022*\n" +
+      "\006repair\030\001 \001(\0132\022.fitness.v1.RepairR\006repai" +
+      "r\"\224\001\n\023StartRebuildRequest\0220\n\005scope\030\001 \001(\013" +
+      "2\032.fitness.v1.ReconcileScopeR\005scope\022\026\n\006r" +
+      "eason\030\002 \001(\tR\006reason\022\024\n\005epoch\030\003 \001(\005R\005epoc" +
+      "h\022\035\n\nrequest_id\030\004 \001(\tR\trequestId\"E\n\024Star" +
+      "tRebuildResponse\022-\n\007rebuild\030\001 \001(\0132\023.fitn" +
+      "ess.v1.RebuildR\007rebuild\"m\n\025ApproveRebuil" +
+      "dRequest\022\035\n\nrebuild_id\030\001 \001(\tR\trebuildId\022" +
+      "\026\n\006reason\030\002 \001(\tR\006reason\022\035\n\nrequest_id\030\003 " +
+      "\001(\tR\trequestId\"G\n\026ApproveRebuildResponse" +
+      "\022-\n\007rebuild\030\001 \001(\0132\023.fitness.v1.RebuildR\007" +
+      "rebuild\"2\n\021GetRebuildRequest\022\035\n\nrebuild_" +
+      "id\030\001 \001(\tR\trebuildId\"\202\001\n\022GetRebuildRespon" +
+      "se\022-\n\007rebuild\030\001 \001(\0132\023.fitness.v1.Rebuild" +
+      "R\007rebuild\022=\n\013transitions\030\002 \003(\0132\033.fitness" +
+      ".v1.StateTransitionR\013transitions\"\235\001\n\023Lis" +
+      "tRebuildsRequest\022\033\n\tdetect_id\030\001 \001(\003R\010det" +
+      "ectId\022-\n\005state\030\002 \001(\0162\027.fitness.v1.Repair" +
+      "StateR\005state\022\033\n\tpage_size\030\003 \001(\005R\010pageSiz" +
+      "e\022\035\n\npage_token\030\004 \001(\tR\tpageToken\"o\n\024List" +
+      "RebuildsResponse\022/\n\010rebuilds\030\001 \003(\0132\023.fit" +
+      "ness.v1.RebuildR\010rebuilds\022&\n\017next_page_t" +
+      "oken\030\002 \001(\tR\rnextPageToken\"4\n\023WatchRebuil" +
+      "dRequest\022\035\n\nrebuild_id\030\001 \001(\tR\trebuildId\"" +
+      "E\n\024WatchRebuildResponse\022-\n\007rebuild\030\001 \001(\013" +
+      "2\023.fitness.v1.RebuildR\007rebuild\"l\n\024Cancel" +
+      "RebuildRequest\022\035\n\nrebuild_id\030\001 \001(\tR\trebu" +
+      "ildId\022\026\n\006reason\030\002 \001(\tR\006reason\022\035\n\nrequest" +
+      "_id\030\003 \001(\tR\trequestId\"F\n\025CancelRebuildRes" +
+      "ponse\022-\n\007rebuild\030\001 \001(\0132\023.fitness.v1.Rebu" +
+      "ildR\007rebuild*\343\001\n\013RepairState\022\034\n\030REPAIR_S" +
+      "TATE_UNSPECIFIED\020\000\022\"\n\036REPAIR_STATE_AWAIT" +
+      "ING_APPROVAL\020\001\022\032\n\026REPAIR_STATE_EXECUTING" +
+      "\020\002\022&\n\"REPAIR_STATE_AWAITING_VERIFICATION" +
+      "\020\003\022\031\n\025REPAIR_STATE_VERIFIED\020\004\022\027\n\023REPAIR_" +
+      "STATE_FAILED\020\005\022\032\n\026REPAIR_STATE_CANCELLED" +
+      "\020\006*\231\001\n\014RepairAction\022\035\n\031REPAIR_ACTION_UNS" +
+      "PECIFIED\020\000\022\030\n\024REPAIR_ACTION_REPLAY\020\001\022\033\n\027" +
+      "REPAIR_ACTION_TOMBSTONE\020\002\022\031\n\025REPAIR_ACTI" +
+      "ON_REBUILD\020\003\022\030\n\024REPAIR_ACTION_REMOVE\020\004*\317" +
+      "\001\n\021RepairItemOutcome\022#\n\037REPAIR_ITEM_OUTC" +
+      "OME_UNSPECIFIED\020\000\022\037\n\033REPAIR_ITEM_OUTCOME" +
+      "_PENDING\020\001\022\037\n\033REPAIR_ITEM_OUTCOME_APPLIE" +
+      "D\020\002\0223\n/REPAIR_ITEM_OUTCOME_SUPERSEDED_BY" +
+      "_NEWER_VERSION\020\003\022\036\n\032REPAIR_ITEM_OUTCOME_" +
+      "FAILED\020\004*\232\001\n\022VerificationResult\022#\n\037VERIF" +
+      "ICATION_RESULT_UNSPECIFIED\020\000\022\037\n\033VERIFICA" +
+      "TION_RESULT_PENDING\020\001\022\036\n\032VERIFICATION_RE" +
+      "SULT_PASSED\020\002\022\036\n\032VERIFICATION_RESULT_FAI" +
+      "LED\020\003*\276\001\n\014RebuildPhase\022\035\n\031REBUILD_PHASE_" +
+      "UNSPECIFIED\020\000\022\032\n\026REBUILD_PHASE_BUILDING\020" +
+      "\001\022\035\n\031REBUILD_PHASE_CATCHING_UP\020\002\022\033\n\027REBU" +
+      "ILD_PHASE_VERIFYING\020\003\022\033\n\027REBUILD_PHASE_S" +
+      "WITCHING\020\004\022\032\n\026REBUILD_PHASE_SWITCHED\020\0052\352" +
+      "\t\n\rRepairService\022Q\n\014CreateRepair\022\037.fitne" +
+      "ss.v1.CreateRepairRequest\032 .fitness.v1.C" +
+      "reateRepairResponse\022K\n\nPlanRepair\022\035.fitn" +
+      "ess.v1.PlanRepairRequest\032\036.fitness.v1.Pl" +
+      "anRepairResponse\022T\n\rApproveRepair\022 .fitn" +
+      "ess.v1.ApproveRepairRequest\032!.fitness.v1" +
+      ".ApproveRepairResponse\022H\n\tGetRepair\022\034.fi" +
+      "tness.v1.GetRepairRequest\032\035.fitness.v1.G" +
+      "etRepairResponse\022N\n\013ListRepairs\022\036.fitnes" +
+      "s.v1.ListRepairsRequest\032\037.fitness.v1.Lis" +
+      "tRepairsResponse\022Z\n\017ListRepairItems\022\".fi" +
+      "tness.v1.ListRepairItemsRequest\032#.fitnes" +
+      "s.v1.ListRepairItemsResponse\022Q\n\014VerifyRe" +
+      "pair\022\037.fitness.v1.VerifyRepairRequest\032 ." +
+      "fitness.v1.VerifyRepairResponse\022P\n\013Watch" +
+      "Repair\022\036.fitness.v1.WatchRepairRequest\032\037" +
+      ".fitness.v1.WatchRepairResponse0\001\022Q\n\014Can" +
+      "celRepair\022\037.fitness.v1.CancelRepairReque" +
+      "st\032 .fitness.v1.CancelRepairResponse\022Q\n\014" +
+      "StartRebuild\022\037.fitness.v1.StartRebuildRe" +
+      "quest\032 .fitness.v1.StartRebuildResponse\022" +
+      "W\n\016ApproveRebuild\022!.fitness.v1.ApproveRe" +
+      "buildRequest\032\".fitness.v1.ApproveRebuild" +
+      "Response\022K\n\nGetRebuild\022\035.fitness.v1.GetR" +
+      "ebuildRequest\032\036.fitness.v1.GetRebuildRes" +
+      "ponse\022Q\n\014ListRebuilds\022\037.fitness.v1.ListR" +
+      "ebuildsRequest\032 .fitness.v1.ListRebuilds" +
+      "Response\022S\n\014WatchRebuild\022\037.fitness.v1.Wa" +
+      "tchRebuildRequest\032 .fitness.v1.WatchRebu" +
+      "ildResponse0\001\022T\n\rCancelRebuild\022 .fitness" +
+      ".v1.CancelRebuildRequest\032!.fitness.v1.Ca" +
+      "ncelRebuildResponseBw\n\037io.github.results" +
+      "ync.fitness.v1B\013RepairProtoP\001\242\002\003FXX\252\002\nFi" +
+      "tness.V1\312\002\nFitness\\V1\342\002\026Fitness\\V1\\GPBMe" +
+      "tadata\352\002\013Fitness::V1b\006proto3"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -525,7 +529,7 @@ public final class RepairProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_ApproveRepairRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_ApproveRepairRequest_descriptor,
-        new java.lang.String[] { "RepairId", "Reason", });
+        new java.lang.String[] { "RepairId", "Reason", "RequestId", });
     internal_static_fitness_v1_ApproveRepairResponse_descriptor =
       getDescriptor().getMessageType(12);
     internal_static_fitness_v1_ApproveRepairResponse_fieldAccessorTable = new
@@ -573,7 +577,7 @@ public final class RepairProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_VerifyRepairRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_VerifyRepairRequest_descriptor,
-        new java.lang.String[] { "RepairId", "Reason", });
+        new java.lang.String[] { "RepairId", "Reason", "RequestId", });
     internal_static_fitness_v1_VerifyRepairResponse_descriptor =
       getDescriptor().getMessageType(20);
     internal_static_fitness_v1_VerifyRepairResponse_fieldAccessorTable = new
@@ -597,7 +601,7 @@ public final class RepairProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_CancelRepairRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_CancelRepairRequest_descriptor,
-        new java.lang.String[] { "RepairId", "Reason", });
+        new java.lang.String[] { "RepairId", "Reason", "RequestId", });
     internal_static_fitness_v1_CancelRepairResponse_descriptor =
       getDescriptor().getMessageType(24);
     internal_static_fitness_v1_CancelRepairResponse_fieldAccessorTable = new
@@ -621,7 +625,7 @@ public final class RepairProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_ApproveRebuildRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_ApproveRebuildRequest_descriptor,
-        new java.lang.String[] { "RebuildId", "Reason", });
+        new java.lang.String[] { "RebuildId", "Reason", "RequestId", });
     internal_static_fitness_v1_ApproveRebuildResponse_descriptor =
       getDescriptor().getMessageType(28);
     internal_static_fitness_v1_ApproveRebuildResponse_fieldAccessorTable = new
@@ -669,7 +673,7 @@ public final class RepairProto extends com.google.protobuf.GeneratedFile {
     internal_static_fitness_v1_CancelRebuildRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_fitness_v1_CancelRebuildRequest_descriptor,
-        new java.lang.String[] { "RebuildId", "Reason", });
+        new java.lang.String[] { "RebuildId", "Reason", "RequestId", });
     internal_static_fitness_v1_CancelRebuildResponse_descriptor =
       getDescriptor().getMessageType(36);
     internal_static_fitness_v1_CancelRebuildResponse_fieldAccessorTable = new

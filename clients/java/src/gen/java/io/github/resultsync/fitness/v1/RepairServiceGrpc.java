@@ -593,6 +593,7 @@ public final class RepairServiceGrpc {
      * <pre>
      * Approves a repair that needs approval (removals, rebuilds); admin only,
      * and not the requester (unless the server allows self-approval).
+     * Idempotent by the optional request_id.
      * </pre>
      */
     default void approveRepair(io.github.resultsync.fitness.v1.ApproveRepairRequest request,
@@ -633,7 +634,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Runs the verification of a repair now (it also runs automatically after
-     * execution) and stores the result.
+     * execution) and stores the result. Idempotent by the optional request_id.
      * </pre>
      */
     default void verifyRepair(io.github.resultsync.fitness.v1.VerifyRepairRequest request,
@@ -654,6 +655,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Cancels a repair that has not ended; items already applied stay applied.
+     * Idempotent by the optional request_id.
      * </pre>
      */
     default void cancelRepair(io.github.resultsync.fitness.v1.CancelRepairRequest request,
@@ -674,7 +676,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Approves a rebuild; admin only, and not the requester (unless the server
-     * allows self-approval).
+     * allows self-approval). Idempotent by the optional request_id.
      * </pre>
      */
     default void approveRebuild(io.github.resultsync.fitness.v1.ApproveRebuildRequest request,
@@ -714,7 +716,8 @@ public final class RepairServiceGrpc {
 
     /**
      * <pre>
-     * Cancels a rebuild before it starts switching readers.
+     * Cancels a rebuild before it starts switching readers. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     default void cancelRebuild(io.github.resultsync.fitness.v1.CancelRebuildRequest request,
@@ -805,6 +808,7 @@ public final class RepairServiceGrpc {
      * <pre>
      * Approves a repair that needs approval (removals, rebuilds); admin only,
      * and not the requester (unless the server allows self-approval).
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public void approveRepair(io.github.resultsync.fitness.v1.ApproveRepairRequest request,
@@ -849,7 +853,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Runs the verification of a repair now (it also runs automatically after
-     * execution) and stores the result.
+     * execution) and stores the result. Idempotent by the optional request_id.
      * </pre>
      */
     public void verifyRepair(io.github.resultsync.fitness.v1.VerifyRepairRequest request,
@@ -872,6 +876,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Cancels a repair that has not ended; items already applied stay applied.
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public void cancelRepair(io.github.resultsync.fitness.v1.CancelRepairRequest request,
@@ -894,7 +899,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Approves a rebuild; admin only, and not the requester (unless the server
-     * allows self-approval).
+     * allows self-approval). Idempotent by the optional request_id.
      * </pre>
      */
     public void approveRebuild(io.github.resultsync.fitness.v1.ApproveRebuildRequest request,
@@ -938,7 +943,8 @@ public final class RepairServiceGrpc {
 
     /**
      * <pre>
-     * Cancels a rebuild before it starts switching readers.
+     * Cancels a rebuild before it starts switching readers. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public void cancelRebuild(io.github.resultsync.fitness.v1.CancelRebuildRequest request,
@@ -1004,6 +1010,7 @@ public final class RepairServiceGrpc {
      * <pre>
      * Approves a repair that needs approval (removals, rebuilds); admin only,
      * and not the requester (unless the server allows self-approval).
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.ApproveRepairResponse approveRepair(io.github.resultsync.fitness.v1.ApproveRepairRequest request) throws io.grpc.StatusException {
@@ -1044,7 +1051,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Runs the verification of a repair now (it also runs automatically after
-     * execution) and stores the result.
+     * execution) and stores the result. Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.VerifyRepairResponse verifyRepair(io.github.resultsync.fitness.v1.VerifyRepairRequest request) throws io.grpc.StatusException {
@@ -1067,6 +1074,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Cancels a repair that has not ended; items already applied stay applied.
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.CancelRepairResponse cancelRepair(io.github.resultsync.fitness.v1.CancelRepairRequest request) throws io.grpc.StatusException {
@@ -1087,7 +1095,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Approves a rebuild; admin only, and not the requester (unless the server
-     * allows self-approval).
+     * allows self-approval). Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.ApproveRebuildResponse approveRebuild(io.github.resultsync.fitness.v1.ApproveRebuildRequest request) throws io.grpc.StatusException {
@@ -1129,7 +1137,8 @@ public final class RepairServiceGrpc {
 
     /**
      * <pre>
-     * Cancels a rebuild before it starts switching readers.
+     * Cancels a rebuild before it starts switching readers. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.CancelRebuildResponse cancelRebuild(io.github.resultsync.fitness.v1.CancelRebuildRequest request) throws io.grpc.StatusException {
@@ -1194,6 +1203,7 @@ public final class RepairServiceGrpc {
      * <pre>
      * Approves a repair that needs approval (removals, rebuilds); admin only,
      * and not the requester (unless the server allows self-approval).
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.ApproveRepairResponse approveRepair(io.github.resultsync.fitness.v1.ApproveRepairRequest request) {
@@ -1234,7 +1244,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Runs the verification of a repair now (it also runs automatically after
-     * execution) and stores the result.
+     * execution) and stores the result. Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.VerifyRepairResponse verifyRepair(io.github.resultsync.fitness.v1.VerifyRepairRequest request) {
@@ -1256,6 +1266,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Cancels a repair that has not ended; items already applied stay applied.
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.CancelRepairResponse cancelRepair(io.github.resultsync.fitness.v1.CancelRepairRequest request) {
@@ -1276,7 +1287,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Approves a rebuild; admin only, and not the requester (unless the server
-     * allows self-approval).
+     * allows self-approval). Idempotent by the optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.ApproveRebuildResponse approveRebuild(io.github.resultsync.fitness.v1.ApproveRebuildRequest request) {
@@ -1317,7 +1328,8 @@ public final class RepairServiceGrpc {
 
     /**
      * <pre>
-     * Cancels a rebuild before it starts switching readers.
+     * Cancels a rebuild before it starts switching readers. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public io.github.resultsync.fitness.v1.CancelRebuildResponse cancelRebuild(io.github.resultsync.fitness.v1.CancelRebuildRequest request) {
@@ -1384,6 +1396,7 @@ public final class RepairServiceGrpc {
      * <pre>
      * Approves a repair that needs approval (removals, rebuilds); admin only,
      * and not the requester (unless the server allows self-approval).
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.ApproveRepairResponse> approveRepair(
@@ -1428,7 +1441,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Runs the verification of a repair now (it also runs automatically after
-     * execution) and stores the result.
+     * execution) and stores the result. Idempotent by the optional request_id.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.VerifyRepairResponse> verifyRepair(
@@ -1440,6 +1453,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Cancels a repair that has not ended; items already applied stay applied.
+     * Idempotent by the optional request_id.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.CancelRepairResponse> cancelRepair(
@@ -1462,7 +1476,7 @@ public final class RepairServiceGrpc {
     /**
      * <pre>
      * Approves a rebuild; admin only, and not the requester (unless the server
-     * allows self-approval).
+     * allows self-approval). Idempotent by the optional request_id.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.ApproveRebuildResponse> approveRebuild(
@@ -1495,7 +1509,8 @@ public final class RepairServiceGrpc {
 
     /**
      * <pre>
-     * Cancels a rebuild before it starts switching readers.
+     * Cancels a rebuild before it starts switching readers. Idempotent by the
+     * optional request_id.
      * </pre>
      */
     public com.google.common.util.concurrent.ListenableFuture<io.github.resultsync.fitness.v1.CancelRebuildResponse> cancelRebuild(

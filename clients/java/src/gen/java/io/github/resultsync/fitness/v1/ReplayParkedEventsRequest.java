@@ -35,6 +35,7 @@ private static final long serialVersionUID = 0L;
     shardId_ = "";
     ids_ = emptyLongList();
     reason_ = "";
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -219,6 +220,63 @@ private static final long serialVersionUID = 0L;
     return limit_;
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 6;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and replays nothing twice; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+   * </pre>
+   *
+   * <code>string request_id = 6 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and replays nothing twice; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+   * </pre>
+   *
+   * <code>string request_id = 6 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -252,6 +310,9 @@ private static final long serialVersionUID = 0L;
     }
     if (limit_ != 0) {
       output.writeInt32(5, limit_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 6, requestId_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -290,6 +351,9 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(5, limit_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(6, requestId_);
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -315,6 +379,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getReason())) return false;
     if (getLimit()
         != other.getLimit()) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -339,6 +405,8 @@ private static final long serialVersionUID = 0L;
     hash = (53 * hash) + getReason().hashCode();
     hash = (37 * hash) + LIMIT_FIELD_NUMBER;
     hash = (53 * hash) + getLimit();
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -479,6 +547,7 @@ private static final long serialVersionUID = 0L;
       dataId_ = 0L;
       reason_ = "";
       limit_ = 0;
+      requestId_ = "";
       return this;
     }
 
@@ -528,6 +597,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.limit_ = limit_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.requestId_ = requestId_;
+      }
     }
 
     @java.lang.Override
@@ -568,6 +640,11 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getLimit() != 0) {
         setLimit(other.getLimit());
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000020;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -631,6 +708,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 50: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 50
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1035,6 +1117,123 @@ private static final long serialVersionUID = 0L;
     public Builder clearLimit() {
       bitField0_ = (bitField0_ & ~0x00000010);
       limit_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and replays nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+     * </pre>
+     *
+     * <code>string request_id = 6 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and replays nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+     * </pre>
+     *
+     * <code>string request_id = 6 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and replays nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+     * </pre>
+     *
+     * <code>string request_id = 6 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and replays nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+     * </pre>
+     *
+     * <code>string request_id = 6 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000020);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and replays nothing twice; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call replays.
+     * </pre>
+     *
+     * <code>string request_id = 6 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000020;
       onChanged();
       return this;
     }

@@ -33,6 +33,7 @@ private static final long serialVersionUID = 0L;
   }
   private StartReconciliationRunRequest() {
     depth_ = 0;
+    requestId_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -128,6 +129,63 @@ private static final long serialVersionUID = 0L;
     return sampleRate_;
   }
 
+  public static final int REQUEST_ID_FIELD_NUMBER = 4;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object requestId_ = "";
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and starts no second run; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  @java.lang.Override
+  public java.lang.String getRequestId() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      requestId_ = s;
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and starts no second run; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getRequestIdBytes() {
+    java.lang.Object ref = requestId_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      requestId_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -151,6 +209,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(sampleRate_) != 0) {
       output.writeDouble(3, sampleRate_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 4, requestId_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -171,6 +232,9 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToRawLongBits(sampleRate_) != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeDoubleSize(3, sampleRate_);
+    }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(requestId_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(4, requestId_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -196,6 +260,8 @@ private static final long serialVersionUID = 0L;
     if (java.lang.Double.doubleToLongBits(getSampleRate())
         != java.lang.Double.doubleToLongBits(
             other.getSampleRate())) return false;
+    if (!getRequestId()
+        .equals(other.getRequestId())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -216,6 +282,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + SAMPLE_RATE_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         java.lang.Double.doubleToLongBits(getSampleRate()));
+    hash = (37 * hash) + REQUEST_ID_FIELD_NUMBER;
+    hash = (53 * hash) + getRequestId().hashCode();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -364,6 +432,7 @@ private static final long serialVersionUID = 0L;
       }
       depth_ = 0;
       sampleRate_ = 0D;
+      requestId_ = "";
       return this;
     }
 
@@ -410,6 +479,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000004) != 0)) {
         result.sampleRate_ = sampleRate_;
       }
+      if (((from_bitField0_ & 0x00000008) != 0)) {
+        result.requestId_ = requestId_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -433,6 +505,11 @@ private static final long serialVersionUID = 0L;
       }
       if (java.lang.Double.doubleToRawLongBits(other.getSampleRate()) != 0) {
         setSampleRate(other.getSampleRate());
+      }
+      if (!other.getRequestId().isEmpty()) {
+        requestId_ = other.requestId_;
+        bitField0_ |= 0x00000008;
+        onChanged();
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -477,6 +554,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000004;
               break;
             } // case 25
+            case 34: {
+              requestId_ = input.readStringRequireUtf8();
+              bitField0_ |= 0x00000008;
+              break;
+            } // case 34
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -762,6 +844,123 @@ private static final long serialVersionUID = 0L;
     public Builder clearSampleRate() {
       bitField0_ = (bitField0_ & ~0x00000004);
       sampleRate_ = 0D;
+      onChanged();
+      return this;
+    }
+
+    private java.lang.Object requestId_ = "";
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and starts no second run; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return The requestId.
+     */
+    public java.lang.String getRequestId() {
+      java.lang.Object ref = requestId_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        requestId_ = s;
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and starts no second run; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return The bytes for requestId.
+     */
+    public com.google.protobuf.ByteString
+        getRequestIdBytes() {
+      java.lang.Object ref = requestId_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        requestId_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and starts no second run; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @param value The requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestId(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      requestId_ = value;
+      bitField0_ |= 0x00000008;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and starts no second run; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearRequestId() {
+      requestId_ = getDefaultInstance().getRequestId();
+      bitField0_ = (bitField0_ & ~0x00000008);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Idempotency key (optional, at most 64 characters; a UUID is a good
+     * choice): a retry with the same request_id and the same request returns
+     * the first call's answer and starts no second run; reused for a different request
+     * (or by another caller) it is refused with FAILED_PRECONDITION
+     * REQUEST_ID_REUSED, and while the first call is still being answered
+     * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+     * </pre>
+     *
+     * <code>string request_id = 4 [json_name = "requestId"];</code>
+     * @param value The bytes for requestId to set.
+     * @return This builder for chaining.
+     */
+    public Builder setRequestIdBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      checkByteStringIsUtf8(value);
+      requestId_ = value;
+      bitField0_ |= 0x00000008;
       onChanged();
       return this;
     }

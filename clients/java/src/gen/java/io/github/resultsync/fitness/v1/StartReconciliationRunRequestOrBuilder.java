@@ -65,4 +65,34 @@ public interface StartReconciliationRunRequestOrBuilder extends
    * @return The sampleRate.
    */
   double getSampleRate();
+
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and starts no second run; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The requestId.
+   */
+  java.lang.String getRequestId();
+  /**
+   * <pre>
+   * Idempotency key (optional, at most 64 characters; a UUID is a good
+   * choice): a retry with the same request_id and the same request returns
+   * the first call's answer and starts no second run; reused for a different request
+   * (or by another caller) it is refused with FAILED_PRECONDITION
+   * REQUEST_ID_REUSED, and while the first call is still being answered
+   * it is ABORTED REQUEST_IN_PROGRESS. Empty: every call starts a run.
+   * </pre>
+   *
+   * <code>string request_id = 4 [json_name = "requestId"];</code>
+   * @return The bytes for requestId.
+   */
+  com.google.protobuf.ByteString
+      getRequestIdBytes();
 }
