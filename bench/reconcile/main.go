@@ -1,4 +1,7 @@
-// Command reconcile measures a CONTENT reconciliation of one campaign on the
+// Command reconcile measures first what the bucket aggregates cost the
+// writes (commits/s of a correction with and without the campaign_bucket
+// triggers, on scratch shard databases of the same server, phases A B B A),
+// then a CONTENT reconciliation of one campaign on the
 // local MySQL or MariaDB (two shards) and ClickHouse, beside a baseline that streams
 // every row of both sides into Go and compares them there, in one run; then
 // the systematic-defect case: a campaign whose every result is wrong in
@@ -7,7 +10,7 @@
 // the process's peak resident memory.
 //
 //	go run ./bench/reconcile -rows 1000000 -inject 20 -defect-rows 1000000
-//	go run ./bench/reconcile -rows 0 -defect-rows 1000000   # the systematic defect only
+//	go run ./bench/reconcile -rows 0 -defect-rows 1000000 -trigger-phase 0   # the systematic defect only
 package main
 
 import (
@@ -36,9 +39,23 @@ func main() {
 	inject := flag.Int("inject", 20, "discrepancies injected")
 	buckets := flag.Int("buckets", 1024, "buckets")
 	defectRows := flag.Int("defect-rows", 1_000_000, "results of the systematic-defect campaign, all wrong (0 skips it)")
+	triggerPhase := flag.Duration("trigger-phase", time.Second, "each phase of the bucket triggers' write cost (0 skips it)")
+	triggerRounds := flag.Int("trigger-rounds", 8, "A B B A rounds of the write cost's phases (short phases, many rounds: the load of a shared machine moves within seconds)")
+	triggerClients := flag.Int("trigger-clients", 16, "connections committing in the write cost's phases")
+	triggerTarget := flag.Float64("trigger-target", 0.20, "the largest share of commits/s the bucket triggers may cost (docs/capacity.md)")
 	flag.Parse()
+	var cost *triggerCostResult
+	if *triggerPhase > 0 && *triggerRounds > 0 {
+		r, err := triggerCost(context.Background(), *triggerClients, *triggerPhase, *triggerRounds)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reconcile bench (write cost of the bucket triggers):", err)
+			os.Exit(1)
+		}
+		r.summary(*triggerClients, *triggerPhase, *triggerTarget)
+		cost = &r
+	}
 	if *rows > 0 {
-		if err := run(context.Background(), *rows, *inject, *buckets); err != nil {
+		if err := run(context.Background(), *rows, *inject, *buckets, cost); err != nil {
 			fmt.Fprintln(os.Stderr, "reconcile bench:", err)
 			os.Exit(1)
 		}
@@ -78,7 +95,7 @@ func databases(ctx context.Context) (src reconcile.MySQLSource, ch *infratest.Cl
 	return src, ch, func() { dropCH(); dropShards() }, nil
 }
 
-func run(ctx context.Context, n, inject, nb int) error {
+func run(ctx context.Context, n, inject, nb int, cost *triggerCostResult) error {
 	src, ch, drop, err := databases(ctx)
 	if err != nil {
 		return err
@@ -202,6 +219,9 @@ func run(ctx context.Context, n, inject, nb int) error {
 	fmt.Printf("%-46s %10s %16.0f %18.0f\n", "baseline: stream both sides into Go", base.Round(time.Millisecond), records/base.Seconds(), 2*records/base.Seconds())
 	fmt.Printf("speed-up %.1fx (target >= 5x); found %d of %d injected (baseline found %d), %d other discrepancies\n",
 		base.Seconds()/pushed.Seconds(), len(injected)-missed, len(injected), baseFound, len(confirmed)-(len(injected)-missed))
+	if cost != nil {
+		fmt.Printf("reconcile speed-up %.1fx; write cost of the bucket triggers: %.1f%% fewer commits/s\n", base.Seconds()/pushed.Seconds(), 100*cost.cost)
+	}
 	// The speed-up counts only if the pushed-down run found every injected
 	// discrepancy.
 	benchkit.Summary("reconcile", fmt.Sprintf("CONTENT pushed down, %d results", n), fmt.Sprintf("%.0f records/s", records/pushed.Seconds()),
