@@ -14,7 +14,7 @@ GOTEST_FLAGS ?= -race -shuffle=on -count=1 -timeout=30m
 # The local stack's settings (ports, DSNs) with MySQL as the main engine, for `make test`.
 LOCAL_ENV := set -euo pipefail; export RS_MYSQL_ENGINE=mysql; . deploy/local/env.sh
 # Packages whose tests run shard SQL: `make test` runs them again on MariaDB.
-SHARD_PKGS := ./pkg/storage/schema/ ./pkg/write/resultstore/ ./pkg/write/resultapi/ ./pkg/delivery/outbox/... ./pkg/delivery/relay/ ./pkg/delivery/outboxapi/ ./pkg/reconciliation/reconcile/ ./pkg/reconciliation/reconcileapi/ ./pkg/recovery/replay/ ./pkg/recovery/repair/ ./pkg/recovery/repairapi/ ./pkg/recovery/rebuild/ ./pkg/delivery/lagwatch/ ./pkg/service/repairsvc/ ./test/repair/ ./test/schoolscope/ ./test/tls/
+SHARD_PKGS := ./pkg/storage/schema/ ./pkg/platform/idempotency/ ./pkg/write/resultstore/ ./pkg/write/resultapi/ ./pkg/delivery/outbox/... ./pkg/delivery/relay/ ./pkg/delivery/outboxapi/ ./pkg/reconciliation/reconcile/ ./pkg/reconciliation/reconcileapi/ ./pkg/recovery/replay/ ./pkg/recovery/repair/ ./pkg/recovery/repairapi/ ./pkg/recovery/rebuild/ ./pkg/delivery/lagwatch/ ./pkg/service/repairsvc/ ./test/repair/ ./test/schoolscope/ ./test/tls/
 # Packages whose tests run ClickHouse SQL: `make test` runs them again on a current
 # ClickHouse (26.x, in-process through chdb-core).
 CH_PKGS := ./pkg/storage/schema/ ./pkg/storage/chstore/ ./pkg/delivery/consumer/ ./pkg/reconciliation/reconcile/ ./pkg/reconciliation/reconcileapi/ ./pkg/recovery/rebuild/ ./pkg/delivery/lagwatch/
