@@ -34,3 +34,8 @@ if [ ! -x "$root/bin/buf" ]; then
 fi
 cd "$root"
 bin/buf generate --template clients/java/buf.gen.yaml
+# resultsync's gRPC service config, a resource of the jar (Resultsync's
+# channels use it, ServiceConfig): a copy of the canonical file
+# (test/contract checks the copies).
+mkdir -p clients/java/src/main/resources/io/github/resultsync/client
+cp clients/go/serviceconfig/service_config.json clients/java/src/main/resources/io/github/resultsync/client/service_config.json

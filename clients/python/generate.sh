@@ -52,3 +52,6 @@ done
 # resultsync_client's own py.typed covers its subpackages, this one says so
 # where the generated code is).
 : >"$out/fitness/py.typed"
+# resultsync's gRPC service config, shipped in the package (connect() uses
+# it): a copy of the canonical file (test/contract checks the copies).
+cp "$root/clients/go/serviceconfig/service_config.json" "$out/service_config.json"

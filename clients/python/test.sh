@@ -41,6 +41,7 @@ import importlib.resources as r, importlib.util, resultsync_client, resultsync_c
 for pkg in ("resultsync_client", "resultsync_client.fitness"):
     assert r.files(pkg).joinpath("py.typed").is_file(), pkg + " has no py.typed"
 assert r.files("resultsync_client.fitness.v1").joinpath("result_pb2_grpc.pyi").is_file(), "no typed gRPC stubs"
+assert resultsync_client.SERVICE_CONFIG.startswith("{"), "no service config"
 assert importlib.util.find_spec("fitness") is None, "the wheel installs a top-level fitness package"
 ')
 python3 - "$dist"/resultsync_client-*.whl <<'PY'

@@ -14,3 +14,7 @@ if [ ! -x "$root/bin/buf" ]; then
 fi
 cd "$root"
 bin/buf generate --template clients/typescript/buf.gen.yaml
+# resultsync's gRPC service config, shipped in the package (transport()'s
+# retries read it): a copy of the canonical file (test/contract checks the
+# copies).
+cp clients/go/serviceconfig/service_config.json clients/typescript/src/service_config.json

@@ -39,5 +39,6 @@ rm -rf "$out" && mkdir -p "$out"
 tgz=$(npm pack --silent --pack-destination "$out" | tail -1)
 files=$(tar -tzf "$out/$tgz")
 grep -qx 'package/dist/index.js' <<<"$files" || { echo "clients/typescript: $tgz has no dist/index.js" >&2; exit 1; }
+grep -qx 'package/src/service_config.json' <<<"$files" || { echo "clients/typescript: $tgz has no service config" >&2; exit 1; }
 if grep -q '^package/\(dist\|src\)/test/' <<<"$files"; then echo "clients/typescript: $tgz ships the tests" >&2; exit 1; fi
 echo "clients/typescript: packed $tgz ($(wc -l <<<"$files") files)"

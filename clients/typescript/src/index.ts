@@ -10,6 +10,8 @@
  *   TLS with a private CA and a client certificate (mutual TLS) when given
  *   {@link TlsFiles};
  * - {@link bearer}: that interceptor, for a transport of your own;
+ * - {@link retrying}: the retries of resultsync's gRPC service config
+ *   ({@link serviceConfig}), which {@link transport} applies by default;
  * - {@link versionConflict}: the typed `VersionConflict` detail of an
  *   ABORTED correction or deletion;
  * - {@link errorReason}: an error's reason as the typed `ErrorReason` (the
@@ -50,6 +52,11 @@ export function bearer(token: string): Interceptor {
 export interface TransportOptions {
   /** The bearer token (viewer, operator or admin); none: calls are unauthenticated. */
   token?: string;
+  /**
+   * The gRPC service config whose retryPolicy the transport applies
+   * ({@link retrying}); {@link serviceConfig} unless given; false: none.
+   */
+  serviceConfig?: ServiceConfig | false;
   /** More interceptors, run after the token's. */
   interceptors?: Interceptor[];
   /** TLS settings of an https:// URL (none: the system roots, no client certificate). */
@@ -73,10 +80,13 @@ export interface TlsFiles {
  * A gRPC transport to one resultsync server, e.g.
  * `transport("http://127.0.0.1:7101", { token: "dev-operator" })`.
  * http:// is plaintext HTTP/2 (h2c, the local stack); https:// is TLS, with
- * `tls` naming a private CA and a client certificate.
+ * `tls` naming a private CA and a client certificate. Unary calls of the
+ * methods safe to repeat are retried on UNAVAILABLE by resultsync's service
+ * config ({@link retrying}; `serviceConfig: false` turns it off).
  */
 export function transport(baseUrl: string, opts: TransportOptions = {}): Transport {
-  const interceptors = [...(opts.token ? [bearer(opts.token)] : []), ...(opts.interceptors ?? [])];
+  const retries = opts.serviceConfig === false ? [] : [retrying(opts.serviceConfig ?? serviceConfig)];
+  const interceptors = [...retries, ...(opts.token ? [bearer(opts.token)] : []), ...(opts.interceptors ?? [])];
   const tls = opts.tls;
   if (tls === undefined) {
     return createGrpcTransport({ baseUrl, interceptors });
@@ -218,4 +228,113 @@ function text(f: Fields, no: number): string {
 function varint(f: Fields, no: number): bigint {
   const v = f.get(no)?.at(-1);
   return typeof v === "bigint" ? v : 0n;
+}
+
+/** A gRPC service config (https://github.com/grpc/grpc/blob/master/doc/service_config.md), the parts read here. */
+export interface ServiceConfig {
+  methodConfig?: {
+    name?: { service?: string; method?: string }[];
+    retryPolicy?: RetryPolicy;
+  }[];
+  retryThrottling?: { maxTokens: number; tokenRatio: number };
+  loadBalancingConfig?: unknown[];
+}
+
+/** gRPC's retryPolicy: durations as "0.5s", codes by name ("UNAVAILABLE") or number. */
+export interface RetryPolicy {
+  maxAttempts: number;
+  initialBackoff: string;
+  maxBackoff: string;
+  backoffMultiplier: number;
+  retryableStatusCodes: (string | number)[];
+}
+
+/**
+ * resultsync's gRPC service config: the canonical
+ * clients/go/serviceconfig/service_config.json, shipped in this package as
+ * `src/service_config.json` (generate.sh copies it). Its retryPolicy covers
+ * the reads and the writes whose request_id makes a repeat safe.
+ */
+export const serviceConfig: ServiceConfig = JSON.parse(
+  readFileSync(new URL("../src/service_config.json", import.meta.url), "utf8"),
+) as ServiceConfig;
+
+/**
+ * An interceptor that applies the retryPolicy and retryThrottling of a gRPC
+ * service config to unary calls, as gRPC's own clients do (Connect has no
+ * service configs): a call whose method the policy names and that fails
+ * with one of its retryable codes is sent again, at most maxAttempts times
+ * in all (capped at 5), after a random wait of up to initialBackoff, then
+ * up to backoffMultiplier times more each time (at most maxBackoff), within
+ * the call's own deadline; while more than half of the throttling tokens
+ * are spent (a retryable failure costs 1, a success earns tokenRatio), no
+ * call is retried. Streams are not retried. The service config's
+ * loadBalancingConfig does not apply: a Connect transport sends to one
+ * address.
+ */
+export function retrying(config: ServiceConfig = serviceConfig): Interceptor {
+  const policies = new Map<string, RetryPolicy>();
+  for (const mc of config.methodConfig ?? []) {
+    for (const n of mc.name ?? [{}]) {
+      if (mc.retryPolicy) policies.set(`${n.service ?? ""}/${n.method ?? ""}`, mc.retryPolicy);
+    }
+  }
+  const throttling = config.retryThrottling;
+  let tokens = throttling?.maxTokens ?? 0;
+  const spend = (ok: boolean) => {
+    if (throttling) tokens = ok ? Math.min(throttling.maxTokens, tokens + throttling.tokenRatio) : Math.max(0, tokens - 1);
+  };
+  return (next) => async (req) => {
+    const service = req.method.parent.typeName;
+    const policy = req.stream
+      ? undefined
+      : (policies.get(`${service}/${req.method.name}`) ?? policies.get(`${service}/`) ?? policies.get("/"));
+    if (!policy) return next(req);
+    const retryable = new Set(policy.retryableStatusCodes.map(codeOf));
+    const attempts = Math.min(policy.maxAttempts, 5);
+    let backoff = seconds(policy.initialBackoff);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await next(req);
+        spend(true);
+        return res;
+      } catch (e) {
+        const code = ConnectError.from(e).code;
+        if (!retryable.has(code)) throw e;
+        spend(false);
+        if (attempt >= attempts || (throttling && tokens <= throttling.maxTokens / 2) || req.signal.aborted) throw e;
+        await sleep(Math.random() * backoff * 1000, req.signal);
+        backoff = Math.min(backoff * policy.backoffMultiplier, seconds(policy.maxBackoff));
+      }
+    }
+  };
+}
+
+/** A status code of a service config ("UNAVAILABLE", "CANCELLED", 14) as Connect's Code. */
+function codeOf(c: string | number): Code {
+  if (typeof c === "number") return c as Code;
+  if (c === "CANCELLED") return Code.Canceled;
+  const name = c.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _u, ch: string) => ch.toUpperCase());
+  const code = (Code as unknown as Record<string, Code | undefined>)[name];
+  if (code === undefined) throw new Error(`unknown status code ${c} in the service config`);
+  return code;
+}
+
+/** A duration of a service config ("0.5s") in seconds. */
+function seconds(d: string): number {
+  const m = /^(\d+(?:\.\d+)?)s$/.exec(d);
+  if (!m) throw new Error(`bad duration ${d} in the service config`);
+  return Number(m[1]);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }

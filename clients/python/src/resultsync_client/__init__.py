@@ -7,7 +7,9 @@ top-level ``fitness`` can collide with them). This module adds what every
 caller needs besides them:
 
 * :func:`connect` opens a channel that sends a bearer token with every call
-  (unary and streaming), plaintext or over TLS;
+  (unary and streaming), plaintext or over TLS, with resultsync's gRPC
+  service config (:data:`SERVICE_CONFIG`: round-robin over the target's
+  addresses, retries of the methods safe to send again on UNAVAILABLE);
 * :func:`tls_credentials` reads the PEM files of a private CA and, for
   mutual TLS, of a client certificate into channel credentials;
 * :func:`version_conflict` decodes the ``fitness.v1.VersionConflict`` detail
@@ -32,6 +34,7 @@ Example::
 from __future__ import annotations
 
 import datetime
+import importlib.resources
 from typing import Any, Callable, Iterable, Optional, Type, TypeVar, cast
 
 import grpc
@@ -51,6 +54,7 @@ from resultsync_client.fitness.v1 import (
 
 __all__ = [
     "DOMAIN",
+    "SERVICE_CONFIG",
     "ErrorReason",
     "connect",
     "details",
@@ -76,6 +80,14 @@ M = TypeVar("M", bound=_message.Message)
 
 #: The ``google.rpc.ErrorInfo`` domain of every resultsync error.
 DOMAIN = "resultsync.fitness.v1"
+
+#: resultsync's gRPC service config (JSON), the canonical
+#: clients/go/serviceconfig/service_config.json shipped in this package
+#: (generate.sh copies it): round_robin over every address the target
+#: resolves to, and a retryPolicy (up to 4 attempts on UNAVAILABLE, backoff
+#: from 0.5 s doubling to 5 s, throttled) for the reads and the writes whose
+#: request_id makes a retry safe. :func:`connect` uses it unless told not to.
+SERVICE_CONFIG: str = importlib.resources.files(__name__).joinpath("service_config.json").read_text(encoding="utf-8")
 
 #: The catalogue of error reasons as a typed enum (``fitness.v1.ErrorReason``,
 #: docs/calling.md): ``ErrorReason.VERSION_CONFLICT``, ...;
@@ -140,6 +152,7 @@ def connect(
     *,
     credentials: Optional[grpc.ChannelCredentials] = None,
     options: Iterable[tuple[str, object]] = (),
+    service_config: Optional[str] = SERVICE_CONFIG,
 ) -> grpc.Channel:
     """Opens a channel to a resultsync server at ``target`` ("host:port").
 
@@ -149,8 +162,16 @@ def connect(
     pass :func:`tls_credentials` (a private CA, a client certificate) or
     ``grpc.ssl_channel_credentials()`` (the system roots) for TLS. The
     channel is a context manager; close it when done.
+
+    The channel applies ``service_config`` (:data:`SERVICE_CONFIG` unless
+    given: a call the server answers UNAVAILABLE is sent again, at most 4
+    times in all, when its method is safe to repeat), with gRPC's retries
+    enabled; None leaves both to grpc's defaults, and so does a
+    ``grpc.service_config`` among ``options``.
     """
     opts = list(options)
+    if service_config is not None and not any(k == "grpc.service_config" for k, _ in opts):
+        opts += [("grpc.service_config", service_config), ("grpc.enable_retries", 1)]
     if credentials is None:
         channel = grpc.insecure_channel(target, options=opts)
     else:

@@ -31,7 +31,7 @@ import java.util.concurrent.Executor;
  * What every caller of resultsync's gRPC APIs needs besides the generated
  * stubs ({@code io.github.resultsync.fitness.v1.*Grpc}): a bearer token on
  * every call, a channel to a server (plaintext, or TLS with a private CA and
- * a client certificate), and the typed details of an error: its reason as
+ * a client certificate; with resultsync's service config, {@link ServiceConfig}), and the typed details of an error: its reason as
  * the proto enum {@link ErrorReason}, its retry delay, its invalid fields,
  * a version conflict.
  *
@@ -71,9 +71,13 @@ public final class Resultsync {
     };
   }
 
-  /** A plaintext channel to {@code target} ("host:port"), e.g. the local stack. */
+  /**
+   * A plaintext channel to {@code target} ("host:port"), e.g. the local stack,
+   * with resultsync's service config ({@link ServiceConfig}: retries on
+   * UNAVAILABLE for the methods safe to repeat, round-robin balancing).
+   */
   public static ManagedChannel plaintextChannel(String target) {
-    return ManagedChannelBuilder.forTarget(target).usePlaintext().build();
+    return ServiceConfig.applyTo(ManagedChannelBuilder.forTarget(target).usePlaintext()).build();
   }
 
   /**
@@ -100,11 +104,12 @@ public final class Resultsync {
   /**
    * A TLS channel to {@code target} ("host:port") with {@link #tlsCredentials}:
    * the private CA that verifies the server and, for mutual TLS, the client
-   * certificate and key (both null without one).
+   * certificate and key (both null without one); with resultsync's service
+   * config ({@link ServiceConfig}).
    */
   public static ManagedChannel tlsChannel(String target, String caFile, String certFile, String keyFile)
       throws IOException {
-    return Grpc.newChannelBuilder(target, tlsCredentials(caFile, certFile, keyFile)).build();
+    return ServiceConfig.applyTo(Grpc.newChannelBuilder(target, tlsCredentials(caFile, certFile, keyFile))).build();
   }
 
   /** The details of type {@code type} the server attached to {@code e} (its google.rpc.Status). */
