@@ -32,7 +32,7 @@ $(BIN)/buf: tools/buf/go.mod tools/buf/go.sum
 	cd tools/buf && $(GO) build -o $@ github.com/bufbuild/buf/cmd/buf
 
 $(BIN)/grpcurl: tools/grpcurl/go.mod tools/grpcurl/go.sum
-	cd tools/grpcurl && $(GO) build -o $@ github.com/fullstorydev/grpcurl/cmd/grpcurl
+	cd tools/grpcurl && CGO_ENABLED=0 $(GO) build -o $@ github.com/fullstorydev/grpcurl/cmd/grpcurl
 
 $(BIN)/golangci-lint: tools/golangci-lint/go.mod tools/golangci-lint/go.sum
 	cd tools/golangci-lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
@@ -99,9 +99,9 @@ BUILDINFO := github.com/resultsync/resultsync/pkg/platform/buildinfo
 LDFLAGS  := -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).revision=$(REVISION)
 
 .PHONY: build
-build: ## Build every service into bin/ (--version: VERSION, REVISION from git).
+build: ## Build every service into bin/ (--version: VERSION, REVISION from git), static (CGO_ENABLED=0) as the image builds them.
 	@mkdir -p $(BIN)
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/,$(SERVICES))
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/ $(addprefix ./services/,$(SERVICES))
 
 .PHONY: up
 up: ## Install (if missing) and start MySQL 9.7 (or RS_MYSQL_ENGINE=mariadb), ClickHouse and Pulsar; apply migrations.
@@ -129,7 +129,8 @@ image: ## Build the servers' OCI image IMAGE:IMAGE_TAG with buildah (installed w
 	IMAGE=$(IMAGE) IMAGE_TAG=$(IMAGE_TAG) GO=$(GO) deploy/image/build.sh
 
 .PHONY: run
-run: $(BIN)/grpcurl build up ## Bring up the whole platform locally and show it working (builds only what running needs: the servers and grpcurl; the linter is built by make lint).
+run: ## Bring up the whole platform locally and show it working (builds only what running needs: the servers and grpcurl, while the infrastructure installs and starts; the linter is built by make lint).
+	$(MAKE) -j3 $(BIN)/grpcurl build up
 	deploy/local/servers.sh start
 	deploy/local/demo.sh
 

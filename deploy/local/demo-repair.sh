@@ -108,26 +108,32 @@ $CH -q "SELECT data_id, version, toString(result) AS result, is_deleted, epoch F
 
 echo
 echo "== repair 2/5: damage the projection (what lost events, a missed deletion, a stray writer and a defective mapping leave)"
-show $CH -q "ALTER TABLE fitness_result_versions DELETE WHERE data_id = 900002"
+# The deletion not applied: 900003 back at its live v1, its v2 tombstone
+# gone. The v1 row is written after the mutations are done, from values read
+# before them: a copy written beside the tombstone would depend on merges (a
+# ReplacingMergeTree merge keeps only the tombstone, the higher version) and
+# on reads beside a running mutation (on a loaded machine, the record once
+# vanished instead of coming back at v1).
+row=$($CH -q "SELECT detect_id, user_id, project_id, school_id, grade, epoch, toString(result), unit, shard_id, source_commit_unix_ms, ingest_unix_ms
+  FROM fitness_result_versions FINAL WHERE data_id = 900003 FORMAT TSV")
+read -r d3 u3 p3 s3 g3 e3 r3 unit3 sh3 c3 i3 <<<"$row"
+[ -n "${i3:-}" ] || die "record 900003 is not in the projection: $row"
+show $CH -q "ALTER TABLE fitness_result_versions DELETE WHERE data_id IN (900002, 900003)"
+# ALTER TABLE ... DELETE is a mutation that ClickHouse applies in the
+# background: wait until it is done before writing the rest.
+until_true 60 "the mutations" ch_count_is \
+  "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = 'fitness_result_versions' AND is_done = 0" 0
 cols="detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, result, unit, is_deleted, event_id, shard_id, source_commit_unix_ms, ingest_unix_ms"
-# The deletion not applied: the live v1 row stays, the v2 tombstone is gone
-# (written, then removed, so that it does not depend on merges).
 show $CH -q "INSERT INTO fitness_result_versions ($cols)
-  SELECT detect_id, data_id, user_id, project_id, school_id, grade, 1, epoch, result, unit, 0, 'fitness-result-900003-v1', shard_id,
-         source_commit_unix_ms, ingest_unix_ms
-  FROM fitness_result_versions FINAL WHERE data_id = 900003"
-show $CH -q "ALTER TABLE fitness_result_versions DELETE WHERE data_id = 900003 AND is_deleted = 1"
+  SELECT $d3, 900003, $u3, $p3, $s3, $g3, 1, $e3, CAST('$r3' AS Decimal(12, 3)), '$unit3', 0, 'fitness-result-900003-v1', '$sh3', $c3, $i3"
 show $CH -q "INSERT INTO fitness_result_versions ($cols)
   SELECT 10001, 900099, 9, 3, 7, 5, 1, 0, CAST('4.44' AS Decimal(12, 3)), 'm', 0, 'stray-writer-900099', 'shard-0', toInt64(toUnixTimestamp(now())) * 1000, toInt64(toUnixTimestamp(now())) * 1000"
 show $CH -q "INSERT INTO fitness_result_versions ($cols)
   SELECT detect_id, data_id, user_id, project_id, school_id, grade, version, epoch, CAST('9.99' AS Decimal(12, 3)), unit, is_deleted, event_id, shard_id,
          source_commit_unix_ms, toInt64(toUnixTimestamp(now())) * 1000
   FROM fitness_result_versions FINAL WHERE data_id = 900004"
-# ALTER TABLE ... DELETE is a mutation that ClickHouse applies in the
-# background: wait until it is done, then until the projection shows every
-# damage (a reconciliation started earlier would not see it).
-until_true 60 "the mutations" ch_count_is \
-  "SELECT count() FROM system.mutations WHERE database = currentDatabase() AND table = 'fitness_result_versions' AND is_done = 0" 0
+# Then until the projection shows every damage (a reconciliation started
+# earlier would not see it).
 damaged() {
   ch_count_is "SELECT count() FROM fitness_result_versions FINAL WHERE data_id = 900002" 0 &&
     ch_count_is "SELECT count() FROM fitness_result_versions FINAL WHERE data_id = 900003 AND is_deleted = 0 AND version = 1" 1 &&

@@ -84,18 +84,22 @@ stop_pid() {
   rm -f "$f"
 }
 
-# need_apt PKG...: install Debian packages that are missing.
+# need_apt PKG...: install Debian packages that are missing. One apt at a
+# time (up.sh installs the engines side by side): the others wait on a lock.
 need_apt() {
   local missing=() p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then die "need root to install ${missing[*]}"; fi
-  DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
-    || die "apt-get install ${missing[*]} failed"
+  (
+    flock 9
+    log "installing Debian packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq || die "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" \
+      || die "apt-get install ${missing[*]} failed"
+  ) 9>/var/lock/resultsync-apt.lock || exit 1
 }
 
 # port_open HOST PORT: true when something accepts TCP connections on HOST:PORT.

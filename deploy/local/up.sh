@@ -19,9 +19,19 @@ if [ "$RS_MYSQL_PORT" != "$(rs_mysql_engine_port "$RS_MYSQL_ENGINE")" ]; then
   log "note: RS_MYSQL_PORT=$RS_MYSQL_PORT is not the port of the local $RS_MYSQL_ENGINE ($(rs_mysql_engine_port "$RS_MYSQL_ENGINE")): the stack connects to $RS_MYSQL_HOST:$RS_MYSQL_PORT"
 fi
 
+# The installs run side by side (mostly downloads: the MySQL 9.7 root, the
+# Pulsar jars, Debian packages, which need_apt installs one at a time); each
+# says what it does, and up.sh stops here, naming them, if any failed.
+pids=()
 for s in $engines clickhouse pulsar; do
-  "$here/$s.sh" install
+  "$here/$s.sh" install &
+  pids+=("$!:$s")
 done
+failed=""
+for p in "${pids[@]}"; do
+  wait "${p%%:*}" || failed+=" ${p#*:}"
+done
+[ -z "$failed" ] || die "installing$failed failed (logs kept in $RS_STATE/logs)"
 # Pulsar is the slowest to start; the databases come up meanwhile.
 for s in $engines clickhouse pulsar; do
   "$here/$s.sh" start || die "$s failed to start (logs kept in $RS_STATE/logs)"
@@ -54,7 +64,7 @@ log "applying schema migrations ($RS_MYSQL_ENGINE on $RS_MYSQL_HOST:$RS_MYSQL_PO
 # The migrator also sets the topic's retention and creates the consumer's
 # subscription before anything is published (a broker keeps nothing for a
 # subscription that does not exist yet).
-(cd "$RS_ROOT" && go run ./services/migrate --pulsar-admin-url "$RS_PULSAR_ADMIN_URL") || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
+(cd "$RS_ROOT" && CGO_ENABLED=0 go run ./services/migrate --pulsar-admin-url "$RS_PULSAR_ADMIN_URL") || die "schema migrations failed on $RS_MYSQL_ENGINE ($RS_MYSQL_HOST:$RS_MYSQL_PORT)"
 # The other engines get the same MySQL migrations. The migrator reads its DSNs from RS_SHARDS
 # and RS_CONTROL_DSN (not from RS_MYSQL_PORT), so both are set to the engine's port; ClickHouse
 # was migrated above (an empty address skips it).
@@ -65,7 +75,7 @@ for e in $engines; do
   (cd "$RS_ROOT" && RS_MYSQL_HOST=127.0.0.1 RS_MYSQL_PORT=$port \
       RS_SHARDS=$(rs_mysql_shard_map 127.0.0.1 "$port") \
       RS_CONTROL_DSN=$(rs_mysql_dsn 127.0.0.1 "$port" "$RS_MYSQL_CONTROL") \
-      go run ./services/migrate --skip-clickhouse --skip-pulsar) \
+      CGO_ENABLED=0 go run ./services/migrate --skip-clickhouse --skip-pulsar) \
     || die "schema migrations failed on $e (127.0.0.1:$port)"
 done
 log "infrastructure is up (state in $RS_STATE)"
