@@ -16,14 +16,16 @@
 //   - idle platform: the six servers built from services/ (as `make build`
 //     builds them) on a fresh stack (two shards, a control database, a
 //     projection, a topic), each its own process, SERVING; after -settle,
-//     -window (30 s) without traffic: the CPU of each server and of the
-//     engines (utime+stime from /proc/<pid>/stat), in percent of one core.
-//     The engines' own cost is measured for a third of -window just before
-//     the servers start; the platform's figure (judged: < 2% of a core) is
-//     the servers' CPU plus what each engine used above that. The engines
-//     are shared with whatever else runs on the machine, so other work
-//     during the window counts against the platform: run it on a quiet
-//     machine.
+//     -window (30 s) without traffic, measured in windows A with the
+//     servers running and as many windows B with them stopped (SIGSTOP:
+//     connections open, nothing asked), in the order A B B A (-rounds): the
+//     CPU of each server and of the engines (utime+stime from
+//     /proc/<pid>/stat), in percent of one core. The platform's figure
+//     (judged: < 2% of a core) is the servers' CPU plus what each engine
+//     used in the A windows above its own idle in the B windows of the same
+//     run: the engines are shared with whatever else runs on the machine,
+//     and alternating cancels the part of that load that moves slowly (a
+//     loaded machine still makes the figure noisy: run it on a quiet one).
 //
 // It prints a table and SUMMARY lines (bench/run.sh collects them).
 //
@@ -69,6 +71,7 @@ type options struct {
 	steady   time.Duration
 	settle   time.Duration
 	window   time.Duration
+	rounds   int
 	phases   string
 }
 
@@ -80,7 +83,8 @@ func main() {
 	flag.IntVar(&o.rate, "rate", 1000, "steady rate, events/s")
 	flag.DurationVar(&o.steady, "steady", 10*time.Second, "steady phase duration")
 	flag.DurationVar(&o.settle, "settle", 15*time.Second, "wait after the servers are SERVING before the idle window")
-	flag.DurationVar(&o.window, "window", 30*time.Second, "idle window measured")
+	flag.DurationVar(&o.window, "window", 30*time.Second, "idle time measured with the servers running (the same again with them stopped)")
+	flag.IntVar(&o.rounds, "rounds", 3, "A B B A rounds of the idle windows (A: servers running, B: stopped)")
 	flag.StringVar(&o.phases, "phases", "first,steady,platform", "phases to run")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
@@ -328,10 +332,6 @@ func platformPhase(ctx context.Context, o options) error {
 	defer st.Close()
 
 	engines := enginePIDs()
-	base := sample(engines)
-	time.Sleep(o.window / 3)
-	enginesAlone := sample(engines)
-	aloneSecs := enginesAlone.at.Sub(base.at).Seconds()
 
 	var shards []string
 	for _, sh := range st.Map.Shards {
@@ -391,38 +391,95 @@ func platformPhase(ctx context.Context, o options) error {
 	for k, v := range engines {
 		pids[k] = v
 	}
-	a := sample(pids)
-	time.Sleep(o.window)
-	b := sample(pids)
-	secs := b.at.Sub(a.at).Seconds()
+	// The engines' own idle, measured in the same run: in windows A the
+	// servers run, in windows B they are stopped (SIGSTOP: their
+	// connections stay open, nothing is asked), in the order A B B A, so
+	// the load other work puts on the shared engines falls on both alike
+	// and a linear drift cancels within a round.
+	signal := func(sig syscall.Signal) {
+		for _, p := range procs {
+			_ = p.cmd.Process.Signal(sig)
+		}
+	}
+	defer signal(syscall.SIGCONT) // a stopped server handles SIGTERM only once continued
+	rounds := max(1, o.rounds)
+	win := o.window / time.Duration(2*rounds)
+	running, stopped := map[string]uint64{}, map[string]uint64{}
+	lost := map[string]bool{}
+	var runSecs, stopSecs float64
+	for range rounds {
+		for _, on := range []bool{true, false, false, true} {
+			if on {
+				signal(syscall.SIGCONT)
+			} else {
+				signal(syscall.SIGSTOP)
+			}
+			a := sample(pids)
+			time.Sleep(win)
+			b := sample(pids)
+			into, secs := stopped, &stopSecs
+			if on {
+				into, secs = running, &runSecs
+			}
+			for name := range pids {
+				x, okA := a.jiffies[name]
+				y, okB := b.jiffies[name]
+				if !okA || !okB || y < x {
+					lost[name] = true // gone or replaced: its figures mean nothing
+					continue
+				}
+				into[name] += y - x
+			}
+			*secs += b.at.Sub(a.at).Seconds()
+		}
+	}
+	signal(syscall.SIGCONT)
 	pctOf := func(j uint64, s float64) float64 { return 100 * float64(j) / clockTicks / s }
 
-	fmt.Printf("\nidle platform: six servers and the engines, %s without traffic after %s SERVING (%s, %d cores), %% of one core\n",
-		o.window, o.settle, infratest.MySQLEngine(), runtime.NumCPU())
-	fmt.Printf("%-12s %10s %22s\n", "process", "idle CPU", "engine alone, before")
-	var serversTotal, enginesTotal, enginesAloneTotal, caused float64
+	fmt.Printf("\nidle platform: six servers and the engines without traffic after %s SERVING (%s, %d cores), %% of one core; "+
+		"%s with the servers running, %s with them stopped (SIGSTOP), in windows of %s in the order A B B A x %d\n",
+		o.settle, infratest.MySQLEngine(), runtime.NumCPU(), time.Duration(runSecs*float64(time.Second)).Round(time.Second),
+		time.Duration(stopSecs*float64(time.Second)).Round(time.Second), win, rounds)
+	fmt.Printf("%-12s %14s %22s\n", "process", "servers running", "servers stopped")
+	var serversTotal float64
+	engRun, engStop := map[string]float64{}, map[string]float64{}
+	var problems []string
 	for _, name := range append(slices.Clone(servers), engineNames...) {
 		if _, ok := pids[name]; !ok {
 			continue
 		}
-		v := pctOf(b.jiffies[name]-a.jiffies[name], secs)
-		alone := ""
+		if lost[name] {
+			problems = append(problems, name+" exited or was replaced during the windows")
+			fmt.Printf("%-12s %14s\n", name, "(gone)")
+			continue
+		}
+		v := pctOf(running[name], runSecs)
+		other := ""
 		if slices.Contains(engineNames, name) {
-			before := pctOf(enginesAlone.jiffies[name]-base.jiffies[name], aloneSecs)
-			enginesTotal += v
-			enginesAloneTotal += before
-			caused += max(0, v-before)
-			alone = fmt.Sprintf("%.2f%%", before)
+			engRun[name], engStop[name] = v, pctOf(stopped[name], stopSecs)
+			other = fmt.Sprintf("%.2f%%", engStop[name])
 		} else {
 			serversTotal += v
 		}
-		fmt.Printf("%-12s %9.2f%% %22s\n", name, v, alone)
+		fmt.Printf("%-12s %13.2f%% %22s\n", name, v, other)
+	}
+	caused := benchkit.EngineExcess(engRun, engStop)
+	var enginesTotal, enginesAlone float64
+	for name := range engRun {
+		enginesTotal, enginesAlone = enginesTotal+engRun[name], enginesAlone+engStop[name]
 	}
 	platform := serversTotal + caused
-	fmt.Printf("%-12s %9.2f%%\n%-12s %9.2f%%  (%.2f%% before the servers started)\n", "servers", serversTotal, "engines", enginesTotal, enginesAloneTotal)
-	fmt.Printf("%-12s %9.2f%%  (the servers, and the engines' CPU above what they used before the servers started; target < 2%% of a core)\n", "platform", platform)
-	benchkit.Summary("idle", fmt.Sprintf("idle platform CPU, six servers + engines' share (%s, engines %.2f%% vs %.2f%% alone)", o.window, enginesTotal, enginesAloneTotal),
-		fmt.Sprintf("%.2f%%", platform), "-", "-", "< 2% of a core", benchkit.Verdict(platform < 2))
+	fmt.Printf("%-12s %13.2f%%\n%-12s %13.2f%% %22s\n", "servers", serversTotal, "engines", enginesTotal, fmt.Sprintf("%.2f%%", enginesAlone))
+	var ex []string
+	for _, name := range engineNames {
+		if _, ok := engRun[name]; ok {
+			ex = append(ex, fmt.Sprintf("%s %+.2f%%", name, engRun[name]-engStop[name]))
+		}
+	}
+	fmt.Printf("engines with the servers running minus stopped: %s (a negative difference counts as 0)\n", strings.Join(ex, ", "))
+	fmt.Printf("%-12s %13.2f%%  (the servers, and what each engine used above its own idle measured with the servers stopped; target < 2%% of a core)\n", "platform", platform)
+	benchkit.Summary("idle", fmt.Sprintf("idle platform CPU, six servers + engines' share (engines %.2f%% running vs %.2f%% with the servers stopped, A B B A x %d)", enginesTotal, enginesAlone, rounds),
+		fmt.Sprintf("%.2f%%", platform), "-", "-", "< 2% of a core", benchkit.Verdict(platform < 2, problems...))
 	return nil
 }
 
@@ -441,8 +498,11 @@ const clockTicks = 100
 var engineNames = []string{"mysqld", "mariadbd", "clickhouse", "pulsar"}
 
 // enginePIDs finds the engines' processes: the one MySQL-family server the
-// run uses, ClickHouse and Pulsar.
+// run uses, ClickHouse and Pulsar, those of the local stack ($RS_STATE in
+// their command line, when set) and never a command that merely names them
+// (a grep, another stack's engine).
 func enginePIDs() map[string]int {
+	state := os.Getenv("RS_STATE")
 	want := "mysqld"
 	if infratest.MySQLEngine() == "MariaDB" {
 		want = "mariadbd"
@@ -456,6 +516,9 @@ func enginePIDs() map[string]int {
 		}
 		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 		c := string(cmd)
+		if state != "" && !strings.Contains(c, state) {
+			continue
+		}
 		switch {
 		case want == "mysqld" && strings.Contains(c, "/mysqld\x00--defaults-file"):
 			out["mysqld"] = pid
@@ -463,7 +526,7 @@ func enginePIDs() map[string]int {
 			out["mariadbd"] = pid
 		case strings.HasPrefix(c, "/usr/sbin/clickhouse-server") || strings.HasPrefix(c, "/usr/bin/clickhouse-server"):
 			out["clickhouse"] = pid
-		case strings.Contains(c, "PulsarStandaloneStarter"):
+		case strings.Contains(c, "PulsarStandaloneStarter") && strings.HasSuffix(strings.SplitN(c, "\x00", 2)[0], "/java"):
 			out["pulsar"] = pid
 		}
 	}
@@ -496,14 +559,24 @@ func sample(pids map[string]int) shot {
 	return s
 }
 
+// freeAddr is a loopback address free now, on a port below the kernel's
+// ephemeral range (32768 on): a port the kernel handed out would be free
+// only until some client's outgoing connection takes it (the tests of a
+// shared machine open many), before the server started here listens on it.
 func freeAddr(ctx context.Context) (string, error) {
 	var lc net.ListenConfig
-	l, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
+	for range 100 {
+		l, err := lc.Listen(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.N(12000)))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		if err := l.Close(); err != nil {
+			return "", err
+		}
+		return addr, nil
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return "", errors.New("no free loopback port in 20000-31999 after 100 tries")
 }
 
 // prefixed copies a server's output to stderr, each line prefixed by its name.

@@ -77,3 +77,16 @@ func WriteCost(with, without []float64) (rounds []float64, cost float64) {
 	}
 	return rounds, 1 - m
 }
+
+// EngineExcess is what a platform adds to the engines it uses: the sum over
+// the engines of each one's CPU while the platform ran minus its CPU while
+// the platform was stopped (both measured in the same run, in % of a core),
+// a negative difference counting as 0 (the engines' other work moved, not
+// the platform's).
+func EngineExcess(running, stopped map[string]float64) float64 {
+	var sum float64
+	for name, v := range running {
+		sum += max(0, v-stopped[name])
+	}
+	return sum
+}

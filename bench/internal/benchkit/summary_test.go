@@ -87,6 +87,26 @@ func TestWriteCost(t *testing.T) {
 	}
 }
 
+// bench/idle's platform figure: the servers plus what each engine used
+// above its own idle measured with the servers stopped; a negative
+// difference (the engine's other work moved) counts as nothing, and a
+// deliberately costly platform turns the verdict NOT met.
+func TestEngineExcess(t *testing.T) {
+	running := map[string]float64{"mariadbd": 0.47, "clickhouse": 0.40, "pulsar": 1.80}
+	stopped := map[string]float64{"mariadbd": 0, "clickhouse": 0.53, "pulsar": 2.67}
+	if got := EngineExcess(running, stopped); math.Abs(got-0.47) > 1e-9 {
+		t.Errorf("EngineExcess = %v, want 0.47 (only mariadbd used more with the servers running)", got)
+	}
+	if got := Verdict(0.90+EngineExcess(running, stopped) < 2); got != "met" {
+		t.Errorf("servers 0.90%% + 0.47%%: %q, want met", got)
+	}
+	// Polls that cost the shard server 1.2% of a core on top of 0.9%.
+	running["mariadbd"] = 1.2
+	if got := Verdict(0.90+EngineExcess(running, stopped) < 2); got != "NOT met" {
+		t.Errorf("servers 0.90%% + 1.2%%: %q, want NOT met", got)
+	}
+}
+
 // bench/run.sh's table: printed either way, exit 0 only when every verdict
 // is met; a deliberately wrong result (a verdict turned NOT met by a missed
 // discrepancy) or a program without a SUMMARY line makes it fail.
@@ -108,19 +128,23 @@ func TestRunShExitsNonZeroOnAnyNotMet(t *testing.T) {
 	}
 	parts := "SUMMARY|e2e|ClickHouse inserts/s per table, paced 1000 events/s|fitness_result_versions 19.6|-|-|-|-\n"
 	okE2E := paced(120*time.Millisecond, 1000) + parts
+	idle := func(platform float64) string {
+		return fmt.Sprintf("SUMMARY|idle|idle platform CPU, six servers + engines' share|%.2f%%|-|-|< 2%% of a core|%s\n", platform, Verdict(platform < 2))
+	}
 	tests := []struct {
 		name    string
 		outputs map[string]string // file -> content
 		fail    bool
 	}{
-		{"every verdict met", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": okE2E}, false},
-		{"a wrong result", map[string]string{"reconcile-mysql.txt": wrong + triggers(0.09), "e2e-mysql.txt": okE2E}, true},
-		{"triggers over their write cost", map[string]string{"reconcile-mysql.txt": met + triggers(0.3), "e2e-mysql.txt": okE2E}, true},
-		{"p99 over its target", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": paced(173*time.Millisecond, 1000) + parts}, true},
-		{"rate not reached", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": paced(120*time.Millisecond, 600) + parts}, true},
+		{"every verdict met", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": okE2E, "idle-mysql.txt": idle(1.37)}, false},
+		{"an idle platform over its target", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": okE2E, "idle-mysql.txt": idle(2.10)}, true},
+		{"a wrong result", map[string]string{"reconcile-mysql.txt": wrong + triggers(0.09), "e2e-mysql.txt": okE2E, "idle-mysql.txt": idle(1.37)}, true},
+		{"triggers over their write cost", map[string]string{"reconcile-mysql.txt": met + triggers(0.3), "e2e-mysql.txt": okE2E, "idle-mysql.txt": idle(1.37)}, true},
+		{"p99 over its target", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": paced(173*time.Millisecond, 1000) + parts, "idle-mysql.txt": idle(1.37)}, true},
+		{"rate not reached", map[string]string{"reconcile-mysql.txt": met + triggers(0.09), "e2e-mysql.txt": paced(120*time.Millisecond, 600) + parts, "idle-mysql.txt": idle(1.37)}, true},
 		{"an event not applied", map[string]string{"reconcile-mysql.txt": met + triggers(0.09),
-			"e2e-mysql.txt": paced(120*time.Millisecond, 1000, Problem("acknowledged versions never visible", 1, 0)) + parts}, true},
-		{"no SUMMARY line", map[string]string{"reconcile-mysql.txt": "panic: boom\n", "e2e-mysql.txt": okE2E}, true},
+			"e2e-mysql.txt": paced(120*time.Millisecond, 1000, Problem("acknowledged versions never visible", 1, 0)) + parts, "idle-mysql.txt": idle(1.37)}, true},
+		{"no SUMMARY line", map[string]string{"reconcile-mysql.txt": "panic: boom\n", "e2e-mysql.txt": okE2E, "idle-mysql.txt": idle(1.37)}, true},
 		{"no output at all", nil, true},
 	}
 	for _, tt := range tests {
@@ -133,7 +157,7 @@ func TestRunShExitsNonZeroOnAnyNotMet(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "bench", "run.sh"), "--table", dir, "reconcile", "e2e")
+			cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "bench", "run.sh"), "--table", dir, "reconcile", "e2e", "idle")
 			cmd.Env = append(os.Environ(), "RS_BENCH_ENGINES=mysql")
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out

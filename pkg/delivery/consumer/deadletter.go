@@ -23,8 +23,11 @@ type DLQ struct {
 // broker outage it reconnects within about pulsarbus.DefaultReconnectMax of
 // the broker's return.
 func NewDLQ(client pulsar.Client, topic string, proj *chstore.Projection) (*DLQ, error) {
+	// Dead letters are sent one at a time and waited for (Send): batching
+	// would buy nothing, and a batching producer's flush ticker wakes every
+	// 10 ms for as long as the consumer runs, idle or not.
 	p, err := client.CreateProducer(pulsar.ProducerOptions{Topic: topic, SendTimeout: 10 * time.Second,
-		BackOffPolicyFunc: pulsarbus.ReconnectBackoff(0)})
+		DisableBatching: true, BackOffPolicyFunc: pulsarbus.ReconnectBackoff(0)})
 	if err != nil {
 		return nil, fmt.Errorf("creating dead-letter producer on %s: %w", topic, err)
 	}

@@ -108,6 +108,25 @@ func (r *Repo) Claim(ctx context.Context, limit int, lease time.Duration) (Claim
 	return r.ClaimBatch(ctx, ClaimSpec{Limit: limit, Lease: lease})
 }
 
+// Eligible reports whether a claim now would find anything: a NEW row or a
+// FAILED row whose due time has come, or a PROCESSING row whose lease
+// expired. It is one consistent (non-locking) read outside any transaction
+// (idx_status_due), where an empty ClaimBatch is five statements (isolation,
+// START TRANSACTION, the probe, the locking scan, COMMIT): what an idle
+// relay loop asks before it opens a claim transaction. A row committed
+// just after the answer is found by the next question, as by the next
+// claim.
+func (r *Repo) Eligible(ctx context.Context) (bool, error) {
+	now := r.clock()
+	var any bool
+	if err := r.db.QueryRowContext(ctx, "SELECT EXISTS(SELECT 1 FROM outbox_event WHERE status = 'NEW' AND due_time <= ?) "+
+		"OR EXISTS(SELECT 1 FROM outbox_event WHERE status = 'FAILED' AND due_time <= ?) "+
+		"OR EXISTS(SELECT 1 FROM outbox_event WHERE status = 'PROCESSING' AND due_time <= ?)", now, now, now).Scan(&any); err != nil {
+		return false, fmt.Errorf("looking for eligible rows on %s: %w", r.shardID, err)
+	}
+	return any, nil
+}
+
 // ClaimBatch takes eligible rows and marks them PROCESSING under a fresh
 // claim token with a lease of spec.Lease, in one short READ COMMITTED
 // transaction that skips rows other claimants hold locked. It returns an

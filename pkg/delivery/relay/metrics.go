@@ -21,7 +21,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		failed:      counter("relay_failed_publishes_total", "Rows marked FAILED after a failed publish (attempts)."),
 		parked:      counter("relay_parked_events_total", "Rows PARKED after too many failed publishes."),
 		lostClaims:  counter("relay_lost_claims_total", "Completions skipped because another claimant owned the row."),
-		emptyClaims: counter("relay_empty_claims_total", "Claims that found nothing eligible (an idle shard's claim rate backs off to one per --max-idle-interval per slot)."),
+		emptyClaims: counter("relay_empty_claims_total", "Claims that found nothing eligible, an idle loop's probe (outbox eligibility, shared by the shard's loops) included: an idle shard's loops back off to one per --max-idle-interval each."),
 		publishSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "relay_publish_seconds", Help: "Time to publish one claimed batch.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),

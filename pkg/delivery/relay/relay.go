@@ -265,6 +265,41 @@ type slotStore interface {
 	OpenSlotSession(ctx context.Context, idle time.Duration) (*outbox.SlotSession, error)
 }
 
+// prober is a Store that can tell, in one cheap read, whether a claim
+// would find anything (outbox.Repo.Eligible): an idle loop asks it before
+// each claim instead of opening a claim transaction that finds nothing.
+type prober interface {
+	Eligible(ctx context.Context) (bool, error)
+}
+
+// idleProbe is the eligibility probe of one shard, shared by the relay's
+// loops of that shard: an idle loop takes the answer another loop got less
+// than fresh (half the longest idle wait) ago when that answer was
+// "nothing", so the shard is asked about once per MaxIdleInterval whatever
+// the number of loops, and an event committed meanwhile still waits at most
+// about MaxIdleInterval for the next real question.
+type idleProbe struct {
+	p     prober
+	fresh time.Duration
+
+	mu      sync.Mutex
+	emptyAt time.Time // when a probe last found nothing (zero: never, or it found rows since)
+}
+
+func (q *idleProbe) eligible(ctx context.Context) (bool, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.emptyAt.IsZero() && time.Since(q.emptyAt) < q.fresh {
+		return false, nil
+	}
+	ok, err := q.p.Eligible(ctx)
+	q.emptyAt = time.Time{}
+	if err == nil && !ok {
+		q.emptyAt = time.Now()
+	}
+	return ok, err
+}
+
 // Run drains every shard concurrently, in loops of their own so that no
 // shard starves another, until ctx ends; then it returns nil. A shard whose
 // store has claim slots (outbox.Repo) gets ClaimSlots loops, each claiming
@@ -288,11 +323,15 @@ func (r *Relay) Run(ctx context.Context) error {
 		if slotted {
 			loops = r.cfg.ClaimSlots
 		}
+		var probe *idleProbe // shared by the shard's loops
+		if p, ok := st.(prober); ok {
+			probe = &idleProbe{p: p, fresh: r.cfg.MaxIdleInterval / 2}
+		}
 		for k := range loops {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r.loop(ctx, cancel, st, ss, k)
+				r.loop(ctx, cancel, st, ss, probe, k)
 			}()
 		}
 	}
@@ -345,7 +384,7 @@ func (r *Relay) record(shardID string, err error) error {
 // loop is claim loop k of shard st: it claims while it holds a claim slot
 // (waiting for one otherwise), backs off while the shard is idle and when
 // cycles fail.
-func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store, ss slotStore, k int) {
+func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Store, ss slotStore, probe *idleProbe, k int) {
 	errWait := r.cfg.PollInterval
 	idle := r.cfg.PollInterval // the wait after the next empty claim, once idle
 	lastWork := time.Now()
@@ -355,7 +394,16 @@ func (r *Relay) loop(ctx context.Context, fatal context.CancelCauseFunc, st Stor
 		var n int
 		held, err := slots.hold(ctx)
 		if err == nil && held {
-			n, err = r.Cycle(ctx, st)
+			// Idle (nothing found for IdleAfter): claim only when the
+			// cheap probe says a claim would find something.
+			if probe != nil && time.Since(lastWork) >= IdleAfter {
+				var eligible bool
+				if eligible, err = probe.eligible(ctx); err == nil && eligible {
+					n, err = r.Cycle(ctx, st)
+				}
+			} else {
+				n, err = r.Cycle(ctx, st)
+			}
 		}
 		if ctx.Err() != nil {
 			return
