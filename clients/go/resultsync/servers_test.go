@@ -24,7 +24,11 @@ func resultsAddr(t *testing.T) string {
 	t.Helper()
 	addr := os.Getenv("RS_RESULTS_ADDR")
 	if addr == "" {
-		t.Skip("RS_RESULTS_ADDR is not set: run clients/go/test.sh (make test-clients starts the servers)")
+		const msg = "RS_RESULTS_ADDR is not set: run clients/go/test.sh (make test-clients starts the servers)"
+		if os.Getenv("CI") != "" || os.Getenv("RS_REQUIRE_INFRA") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg + " (CI or RS_REQUIRE_INFRA=1 fails instead)")
 	}
 	return addr
 }

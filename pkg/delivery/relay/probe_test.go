@@ -57,7 +57,13 @@ func TestIdleLoopsProbeInsteadOfOpeningClaims(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	time.Sleep(relay.IdleAfter + time.Second)
+	// Idle (past IdleAfter since the start): the loops have begun to probe.
+	for repo.probes.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d probes in 20s: the idle loops never probed", repo.probes.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	claims, idle, asked := repo.claims.Load(), empty(), repo.probes.Load()
 	const window = 2 * time.Second
 	time.Sleep(window)

@@ -186,7 +186,10 @@ func TestConcurrentDuplicates(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for c.calls() == 0 && time.Now().Before(deadline) {
+	for c.calls() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call never acted")
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	// A caller with a short wait, while the first still acts.
