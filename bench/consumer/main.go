@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -187,6 +188,23 @@ func run(ctx context.Context, cfg consumer.Config, n, passes, warmups, rate int,
 		fmt.Printf("warm-up %d: ceiling B %.0f/s (not measured)\n", i+1, r)
 	}
 	var figs []passFigures
+	// What each stage costs the machine: CPU of this process (the ceilings
+	// and the consumer server run in it), ClickHouse and the broker.
+	meter := benchkit.CPUMeter{"this process": os.Getpid()}
+	for _, name := range []string{"clickhouse", "pulsar"} {
+		if pid, ok := benchkit.StackPID(name); ok {
+			meter[name] = pid
+		}
+	}
+	stages := map[string]*stageCPU{"A": {}, "B": {}, "consumer": {}}
+	measured := func(stage string, f func() (float64, error)) (float64, error) {
+		before := meter.Read()
+		r, err := f()
+		if err == nil {
+			stages[stage].add(meter.Since(before), n)
+		}
+		return r, err
+	}
 	for pass := range passes {
 		var f passFigures
 		// Ceiling A: consume and acknowledge only.
@@ -206,10 +224,10 @@ func run(ctx context.Context, cfg consumer.Config, n, passes, warmups, rate int,
 			}
 			return float64(n) / time.Since(start).Seconds(), nil
 		}
-		if f.acks[0], err = ceilingA(fmt.Sprintf("ack-only-%d-a", pass)); err != nil {
+		if f.acks[0], err = measured("A", func() (float64, error) { return ceilingA(fmt.Sprintf("ack-only-%d-a", pass)) }); err != nil {
 			return err
 		}
-		if f.inserts[0], err = ceilingB(); err != nil {
+		if f.inserts[0], err = measured("B", ceilingB); err != nil {
 			return err
 		}
 		// The consumer server, built as services/consumer builds it, on the
@@ -218,13 +236,15 @@ func run(ctx context.Context, cfg consumer.Config, n, passes, warmups, rate int,
 		if cpuprofile != "" {
 			prof = fmt.Sprintf("%s.%d", cpuprofile, pass+1)
 		}
+		before := meter.Read()
 		if f.cons, err = serverPass(ctx, cfg, topic, fmt.Sprintf("consumer-%d", pass), n, prof); err != nil {
 			return err
 		}
-		if f.inserts[1], err = ceilingB(); err != nil {
+		stages["consumer"].add(meter.Since(before), n)
+		if f.inserts[1], err = measured("B", ceilingB); err != nil {
 			return err
 		}
-		if f.acks[1], err = ceilingA(fmt.Sprintf("ack-only-%d-b", pass)); err != nil {
+		if f.acks[1], err = measured("A", func() (float64, error) { return ceilingA(fmt.Sprintf("ack-only-%d-b", pass)) }); err != nil {
 			return err
 		}
 		f.ack, f.insert = (f.acks[0]+f.acks[1])/2, (f.inserts[0]+f.inserts[1])/2
@@ -259,6 +279,7 @@ func run(ctx context.Context, cfg consumer.Config, n, passes, warmups, rate int,
 	} {
 		fmt.Println("  " + l)
 	}
+	printStageCPU(stages, meter, figs)
 	fmt.Printf("ratio consumer / lower ceiling over %d passes: min %.1f%%, median %.1f%%, max %.1f%%\n", len(figs), 100*lo, 100*md, 100*hi)
 	verdict := benchkit.Verdict(lo >= 0.7)
 	fmt.Printf("target: consumer >= 70%% of the lower ceiling in each pass: %s (worst pass %.1f%%)\n", verdict, 100*lo)
@@ -304,6 +325,75 @@ func cutBatches(rows []chstore.Row, sizes []int, cfg consumer.Config) [][]chstor
 		out = append(out, cur)
 	}
 	return out
+}
+
+// stageCPU is the CPU a stage used over its runs, per process.
+type stageCPU struct {
+	cpu    map[string]time.Duration
+	events int
+}
+
+func (s *stageCPU) add(used map[string]time.Duration, events int) {
+	if s.cpu == nil {
+		s.cpu = map[string]time.Duration{}
+	}
+	for k, v := range used {
+		s.cpu[k] += v
+	}
+	s.events += events
+}
+
+// perEvent is the stage's CPU per event in process name (all processes:
+// name "").
+func (s *stageCPU) perEvent(name string) time.Duration {
+	if s.events == 0 {
+		return 0
+	}
+	var t time.Duration
+	for k, v := range s.cpu {
+		if name == "" || k == name {
+			t += v
+		}
+	}
+	return t / time.Duration(s.events)
+}
+
+// printStageCPU prints each stage's CPU per event and what the two ceilings'
+// stages together allow on this machine's cores: a consumer runs both (it
+// receives while it inserts), so where the stages share the cores the rate
+// is bounded by cores / (A's + B's CPU per event), below the lower ceiling
+// measured alone. A reference line: the verdict stays against the lower
+// ceiling.
+func printStageCPU(stages map[string]*stageCPU, meter benchkit.CPUMeter, figs []passFigures) {
+	names := make([]string, 0, len(meter))
+	for k := range meter {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	fmt.Printf("CPU per event (us), over every run of the stage:\n%-9s", "stage")
+	for _, k := range names {
+		fmt.Printf(" %13s", k)
+	}
+	fmt.Printf(" %8s\n", "total")
+	for _, st := range []string{"A", "B", "consumer"} {
+		fmt.Printf("%-9s", st)
+		for _, k := range names {
+			fmt.Printf(" %13.1f", float64(stages[st].perEvent(k).Nanoseconds())/1e3)
+		}
+		fmt.Printf(" %8.1f\n", float64(stages[st].perEvent("").Nanoseconds())/1e3)
+	}
+	both := stages["A"].perEvent("") + stages["B"].perEvent("")
+	if both <= 0 || len(figs) == 0 {
+		return
+	}
+	bound := float64(runtime.NumCPU()) * float64(time.Second) / float64(both)
+	var rate float64
+	for _, f := range figs {
+		rate += f.cons.rate
+	}
+	rate /= float64(len(figs))
+	fmt.Printf("A + B together on %d cores: at most %.0f/s (cores / A's + B's CPU per event); the consumer's mean %.0f/s is %.1f%% of that, spending %.1f%% of A's + B's CPU per event\n",
+		runtime.NumCPU(), bound, rate, 100*rate/bound, 100*float64(stages["consumer"].perEvent(""))/float64(both))
 }
 
 // serverFigures are what one consumer server pass measured.

@@ -11,7 +11,9 @@
 //
 //   - steady: -rate (1,000) events/s over the two shards for -steady with
 //     the same relay: commit-to-SENT p50/p99 (target p99 <= 25 ms: under
-//     traffic the loops find rows and never back off);
+//     traffic the loops find rows and never back off). Each of these two
+//     phases starts once the engines are quiet (-quiet-limit): right after
+//     bench/e2e, ClickHouse merges and MySQL purges for a while;
 //
 //   - idle platform: the six servers built from services/ (as `make build`
 //     builds them) on a fresh stack (two shards, a control database, a
@@ -65,6 +67,9 @@ import (
 
 type options struct {
 	maxIdle  time.Duration
+	poll     time.Duration
+	slots    int
+	quietMax time.Duration
 	quiet    time.Duration
 	isolated int
 	rate     int
@@ -78,6 +83,9 @@ type options struct {
 func main() {
 	var o options
 	flag.DurationVar(&o.maxIdle, "max-idle", relay.DefaultMaxIdleInterval, "the relay's --max-idle-interval in the first-event and steady phases")
+	flag.DurationVar(&o.poll, "poll-interval", relay.DefaultConfig().PollInterval, "the relay's --poll-interval in the first-event and steady phases")
+	flag.IntVar(&o.slots, "claim-slots", relay.DefaultClaimSlots, "the relay's --claim-slots in the first-event and steady phases")
+	flag.DurationVar(&o.quietMax, "quiet-limit", 30*time.Second, "before the first-event and steady phases, wait at most this long for the engines to go quiet (0: do not wait)")
 	flag.DurationVar(&o.quiet, "quiet", 3*time.Second, "quiet spell before each isolated event")
 	flag.IntVar(&o.isolated, "isolated", 10, "isolated events (first-event phase)")
 	flag.IntVar(&o.rate, "rate", 1000, "steady rate, events/s")
@@ -140,7 +148,7 @@ func relayPhases(ctx context.Context, o options, first, steady bool) (firsts, st
 	}
 	defer pub.Close()
 	cfg := relay.DefaultConfig()
-	cfg.MaxIdleInterval = o.maxIdle
+	cfg.MaxIdleInterval, cfg.PollInterval, cfg.ClaimSlots = o.maxIdle, o.poll, o.slots
 	var stores []relay.Store
 	for i, sh := range st.Map.Shards {
 		stores = append(stores, outbox.NewRepo(sh.ID, st.DBs[i]))
@@ -162,7 +170,11 @@ func relayPhases(ctx context.Context, o options, first, steady bool) (firsts, st
 		id++
 		return outbox.Write(ctx, st.DBs[i%2], ev, now.Truncate(time.Millisecond))
 	}
+	// The engines finish what came before (the last benchmark's merges and
+	// purges, the stack's set-up) before a phase measures the relay.
+	engines := benchkit.StackMeter("engine", "pulsar", "clickhouse")
 	if first {
+		fmt.Printf("first-event phase: the engines went quiet after %s\n", engines.Settle(ctx, o.quietMax).Round(100*time.Millisecond))
 		for i := range o.isolated {
 			// A random share of a further second, so events do not fall in
 			// step with the loops' waits.
@@ -184,6 +196,7 @@ func relayPhases(ctx context.Context, o options, first, steady bool) (firsts, st
 				return nil, nil, err
 			}
 		}
+		fmt.Printf("steady phase: the engines went quiet after %s\n", engines.Settle(ctx, o.quietMax).Round(100*time.Millisecond))
 		n, err := produce(ctx, st, o.rate, o.steady)
 		if err != nil {
 			return nil, nil, err

@@ -7,14 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/resultsync/resultsync/bench/internal/benchkit"
 	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 )
 
@@ -39,58 +38,24 @@ type digest struct {
 }
 
 // processes are the local stack's servers whose CPU the bench reports.
-func processes() map[string]int {
-	state := os.Getenv("RS_STATE")
-	if state == "" {
-		state = ".local"
-	}
+func processes() benchkit.CPUMeter {
 	engine := "mysql"
 	if os.Getenv("RS_MYSQL_ENGINE") == "mariadb" {
 		engine = "mariadb"
 	}
-	out := map[string]int{"relays (this process)": os.Getpid()}
-	for name, f := range map[string]string{"database": filepath.Join(state, engine, engine+".pid"), "pulsar": filepath.Join(state, "pulsar.pid")} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-			out[name] = pid
-		}
+	out := benchkit.CPUMeter{"relays (this process)": os.Getpid()}
+	if pid, ok := benchkit.StackPID(engine); ok {
+		out["database"] = pid
+	}
+	if pid, ok := benchkit.StackPID("pulsar"); ok {
+		out["pulsar"] = pid
 	}
 	return out
 }
 
-// cpuOf reads utime + stime of pid.
-func cpuOf(pid int) (time.Duration, bool) {
-	if pid == os.Getpid() {
-		var ru syscall.Rusage
-		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-			return 0, false
-		}
-		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(f) < 13 {
-		return 0, false
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * time.Second / 100, true // USER_HZ
-}
-
 func snapshot(ctx context.Context, db *sql.DB, schemas []string) diag {
 	d := diag{at: time.Now(), cpu: map[string]time.Duration{}, digests: map[string]digest{}, status: map[string]int64{}}
-	for name, pid := range processes() {
-		if c, ok := cpuOf(pid); ok {
-			d.cpu[name] = c
-		}
-	}
+	d.cpu = processes().Read()
 	in := "'" + strings.Join(schemas, "','") + "'"
 	rows, err := db.QueryContext(ctx, "SELECT DIGEST_TEXT, COUNT_STAR, SUM_ROWS_EXAMINED, SUM_TIMER_WAIT, SUM_LOCK_TIME, SUM_CPU_TIME "+
 		"FROM performance_schema.events_statements_summary_by_digest WHERE SCHEMA_NAME IN ("+in+") AND DIGEST_TEXT IS NOT NULL")
@@ -252,32 +217,13 @@ func brokerEntries(ctx context.Context, topic string) (int64, error) {
 	return st.EntriesAddedCounter, nil
 }
 
-// settle waits until the database server and the broker are quiet — each
-// under 10% of a core over half a second — or at most limit: a drain that
-// starts while the server still purges and flushes what the last phase and
-// the reset wrote pays for them, and that, not the relays, made the figures
-// of one instance count swing by 10% from round to round. It returns how
-// long it waited.
+// settle waits until the database server and the broker are quiet, or at
+// most limit (benchkit.CPUMeter.Settle): a drain that starts while the
+// server still purges and flushes what the last phase and the reset wrote
+// pays for them, and that, not the relays, made the figures of one instance
+// count swing by 10% from round to round. It returns how long it waited.
 func settle(ctx context.Context, limit time.Duration) time.Duration {
-	const window = 500 * time.Millisecond
-	start := time.Now()
 	procs := processes()
 	delete(procs, "relays (this process)")
-	for time.Since(start) < limit && ctx.Err() == nil {
-		before := map[string]time.Duration{}
-		for name, pid := range procs {
-			before[name], _ = cpuOf(pid)
-		}
-		time.Sleep(window)
-		quiet := true
-		for name, pid := range procs {
-			if c, ok := cpuOf(pid); ok && c-before[name] > window/10 {
-				quiet = false
-			}
-		}
-		if quiet {
-			break
-		}
-	}
-	return time.Since(start)
+	return procs.Settle(ctx, limit)
 }
