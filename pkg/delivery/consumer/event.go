@@ -59,16 +59,22 @@ func Validate(ev *fitnessv1.FitnessResultChanged) error {
 	if v := ev.GetSchemaVersion(); v != SchemaVersion {
 		return bad("unknown schema version %d (this consumer knows %d)", v, SchemaVersion)
 	}
-	for name, v := range map[string]int64{"data_id": ev.GetDataId(), "detect_id": ev.GetDetectId(), "user_id": ev.GetUserId(),
-		"project_id": ev.GetProjectId(), "school_id": ev.GetSchoolId(), "version": ev.GetVersion()} {
-		if v <= 0 {
-			return bad("%s must be positive, got %d", name, v)
+	// In a fixed order (the first non-positive one is named), without a
+	// map: Validate runs for every event the consumer receives.
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{{"data_id", ev.GetDataId()}, {"detect_id", ev.GetDetectId()}, {"user_id", ev.GetUserId()},
+		{"project_id", ev.GetProjectId()}, {"school_id", ev.GetSchoolId()}, {"version", ev.GetVersion()}} {
+		if f.v <= 0 {
+			return bad("%s must be positive, got %d", f.name, f.v)
 		}
 	}
 	if v := ev.GetVersion(); v > MaxVersion {
 		return bad("version %d is above %d (the projection's row version is version << 16 | epoch)", v, int64(MaxVersion))
 	}
-	if want := canonical.EventID(ev.GetDataId(), ev.GetVersion()); ev.GetEventId() != want {
+	var buf [48]byte
+	if want := canonical.AppendEventID(buf[:0], ev.GetDataId(), ev.GetVersion()); ev.GetEventId() != string(want) {
 		return bad("event_id does not match data_id and version (want %s)", want)
 	}
 	if g := ev.GetGrade(); g < 1 || g > 12 {

@@ -9,6 +9,7 @@ package canonical
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -114,6 +115,17 @@ func Unit(u string) (string, bool) {
 }
 
 // EventID is the deterministic identity of the event for (dataID, version).
+// "fitness-result-<data_id>-v<version>".
 func EventID(dataID, version int64) string {
-	return fmt.Sprintf("fitness-result-%d-v%d", dataID, version)
+	var buf [48]byte
+	return string(AppendEventID(buf[:0], dataID, version))
+}
+
+// AppendEventID appends EventID(dataID, version) to b, for a caller that
+// compares it without allocating.
+func AppendEventID(b []byte, dataID, version int64) []byte {
+	b = append(b, "fitness-result-"...)
+	b = strconv.AppendInt(b, dataID, 10)
+	b = append(b, "-v"...)
+	return strconv.AppendInt(b, version, 10)
 }

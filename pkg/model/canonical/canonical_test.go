@@ -2,6 +2,7 @@ package canonical_test
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/resultsync/resultsync/pkg/model/canonical"
@@ -88,4 +89,22 @@ func FuzzDecimalIsIdempotent(f *testing.F) {
 			t.Fatalf("Decimal(%q) = %q, but Decimal(%q) = %q, %v", s, c, c, again, err)
 		}
 	})
+}
+
+func TestEventIDSpelling(t *testing.T) {
+	for _, c := range []struct {
+		dataID, version int64
+		want            string
+	}{
+		{1, 1, "fitness-result-1-v1"},
+		{900003, 12, "fitness-result-900003-v12"},
+		{math.MaxInt64, math.MaxInt64, "fitness-result-9223372036854775807-v9223372036854775807"},
+	} {
+		if got := canonical.EventID(c.dataID, c.version); got != c.want {
+			t.Errorf("EventID(%d, %d) = %q, want %q", c.dataID, c.version, got, c.want)
+		}
+		if got := string(canonical.AppendEventID([]byte("x"), c.dataID, c.version)); got != "x"+c.want {
+			t.Errorf("AppendEventID = %q", got)
+		}
+	}
 }
