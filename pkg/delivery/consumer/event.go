@@ -73,7 +73,7 @@ func Validate(ev *fitnessv1.FitnessResultChanged) error {
 	if v := ev.GetVersion(); v > MaxVersion {
 		return bad("version %d is above %d (the projection's row version is version << 16 | epoch)", v, int64(MaxVersion))
 	}
-	var buf [48]byte
+	var buf [64]byte // the longest id is 55 bytes
 	if want := canonical.AppendEventID(buf[:0], ev.GetDataId(), ev.GetVersion()); ev.GetEventId() != string(want) {
 		return bad("event_id does not match data_id and version (want %s)", want)
 	}

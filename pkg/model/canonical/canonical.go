@@ -117,7 +117,7 @@ func Unit(u string) (string, bool) {
 // EventID is the deterministic identity of the event for (dataID, version).
 // "fitness-result-<data_id>-v<version>".
 func EventID(dataID, version int64) string {
-	var buf [48]byte
+	var buf [64]byte // the longest id is 55 bytes
 	return string(AppendEventID(buf[:0], dataID, version))
 }
 
