@@ -119,8 +119,9 @@ type Consumer struct {
 	floorV  uint16
 	retired atomic.Pointer[EpochRetiredError]
 	// writeErr is the failure of the latest attempt to write a batch, nil
-	// once a batch is written.
+	// once a batch is written; posErr the same for recording positions.
 	writeErr atomic.Pointer[error]
+	posErr   atomic.Pointer[error]
 }
 
 // Deps are what a consumer reads from and writes to.
@@ -227,6 +228,9 @@ func (c *Consumer) WriteErr() error {
 	if p := c.writeErr.Load(); p != nil {
 		return *p
 	}
+	if p := c.posErr.Load(); p != nil {
+		return *p
+	}
 	return nil
 }
 
@@ -249,10 +253,21 @@ type posKey struct {
 	partition int32
 }
 
-// appliedPositions lists b's positions.
-func (c *Consumer) appliedPositions(b *batch) []chstore.AppliedPosition {
-	out := make([]chstore.AppliedPosition, 0, len(b.positions))
-	for k, ms := range b.positions {
+// appliedPositions lists the newest position per (shard, partition) of bs.
+func (c *Consumer) appliedPositions(bs []*batch) []chstore.AppliedPosition {
+	newest := bs[0].positions
+	if len(bs) > 1 {
+		newest = make(map[posKey]int64, len(bs[0].positions))
+		for _, b := range bs {
+			for k, ms := range b.positions {
+				if ms > newest[k] {
+					newest[k] = ms
+				}
+			}
+		}
+	}
+	out := make([]chstore.AppliedPosition, 0, len(newest))
+	for k, ms := range newest {
 		out = append(out, chstore.AppliedPosition{ShardID: k.shard, Partition: k.partition, Partitions: c.partitions, CommitMs: ms})
 	}
 	return out
@@ -271,17 +286,23 @@ func (c *Consumer) appliedPositions(b *batch) []chstore.AppliedPosition {
 //     insert, retried with backoff while it fails) while the next batch is
 //     being received; at most one cut batch waits for it, so memory stays
 //     bounded by about three batches;
-//   - acknowledging: a third goroutine acknowledges a batch's messages once
-//     ClickHouse acknowledged its insert, while the writer inserts the next.
+//   - acknowledging: a third goroutine records the applied positions of
+//     the batches the writer inserted (one insert for every batch written
+//     since its previous one, retried with backoff while it fails) and then
+//     acknowledges their messages, while the writer inserts the next batch:
+//     the positions' insert is off the rows' path.
 //
 // Ordering: a message is acknowledged only after the insert holding it was
-// acknowledged by ClickHouse; the messages of a batch that was not written
-// (the insert failed and ctx ended, or the epoch was retired) are never
-// acknowledged, so the broker redelivers them (to this instance after a
-// reconnect, or to another), and writing a redelivered event again is
-// harmless (the same row version). Run returns once all three stages
-// stopped; the acknowledgments of every written batch have then been handed
-// to the Pulsar client.
+// acknowledged by ClickHouse and then the applied position covering it was
+// recorded, so a position never runs ahead of stored rows and a batch
+// whose position was not recorded is never acknowledged; the messages of a
+// batch that was not written (the insert failed and ctx ended, or the
+// epoch was retired) or whose position was not recorded before ctx ended
+// are never acknowledged, so the broker redelivers them (to this instance
+// after a reconnect, or to another), and writing a redelivered event again
+// is harmless (the same row version). Run returns once all three stages
+// stopped; the acknowledgments of every written batch whose position was
+// recorded have then been handed to the Pulsar client.
 //
 // Epoch floor: Run checks it before receiving and before every insert
 // (re-reading it at most every cfg.EpochCheck). When the consumer's epoch is
@@ -305,9 +326,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
-		for b := range toAck {
-			c.acknowledge(b)
-		}
+		c.recordAndAcknowledge(ctx, toAck)
 	}()
 	writeDone := make(chan struct{})
 	go func() {
@@ -501,12 +520,6 @@ func (c *Consumer) write(ctx context.Context, b *batch) (bool, error) {
 			start := time.Now()
 			err = c.w.Insert(ctx, b.rows)
 			b.inserted = time.Now()
-			if err == nil && c.pos != nil {
-				// After the rows, before the acknowledgments: a position
-				// never runs ahead of stored rows, and a batch whose
-				// position was not recorded is not acknowledged.
-				err = c.pos.InsertAppliedPositions(ctx, c.appliedPositions(b), c.now().UnixMilli())
-			}
 			c.m.insertSeconds.Observe(b.inserted.Sub(start).Seconds())
 		}
 		if err == nil {
@@ -523,6 +536,70 @@ func (c *Consumer) write(ctx context.Context, b *batch) (bool, error) {
 		select {
 		case <-ctx.Done():
 			return false, nil // unacknowledged: redelivered later
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, c.cfg.RetryMax)
+	}
+}
+
+// recordAndAcknowledge takes the written batches from toAck until it is
+// closed: it records their applied positions, then acknowledges their
+// messages. The batches written while a position insert was in flight are
+// recorded together by the next (their newest position per key), so the
+// positions cost at most one insert per row insert, and fewer when
+// ClickHouse is slow. When ctx ends before the positions of some batches
+// were recorded, those are not acknowledged (redelivered later), and the
+// rest of toAck is drained so the writer never blocks.
+func (c *Consumer) recordAndAcknowledge(ctx context.Context, toAck <-chan *batch) {
+	var pending []*batch
+	for b := range toAck {
+		pending = append(pending[:0], b)
+	gather:
+		for {
+			select {
+			case b, ok := <-toAck:
+				if !ok {
+					break gather
+				}
+				pending = append(pending, b)
+			default:
+				break gather
+			}
+		}
+		if !c.recordPositions(ctx, pending) {
+			continue // ctx ended: not acknowledged
+		}
+		for _, b := range pending {
+			c.acknowledge(b)
+		}
+	}
+}
+
+// recordPositions inserts the applied positions of bs until ClickHouse
+// acknowledges them (backing off while it fails); false when ctx ended
+// first. True at once when the writer records no positions.
+func (c *Consumer) recordPositions(ctx context.Context, bs []*batch) bool {
+	if c.pos == nil {
+		return true
+	}
+	ps := c.appliedPositions(bs)
+	wait := c.cfg.RetryBase
+	for attempt := 1; ; attempt++ {
+		err := c.pos.InsertAppliedPositions(ctx, ps, c.now().UnixMilli())
+		if err == nil {
+			c.posErr.Store(nil)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		err = fmt.Errorf("recording the applied positions of %d written batches: %w", len(bs), err)
+		c.posErr.Store(&err)
+		c.m.insertFailures.Inc()
+		c.log.Error("applied positions not recorded; their batches are not acknowledged, retrying", "batches", len(bs), "attempt", attempt, "err", err, "retry_in", wait)
+		select {
+		case <-ctx.Done():
+			return false
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, c.cfg.RetryMax)

@@ -87,7 +87,7 @@ func newMetrics(reg prometheus.Registerer, lag *Lag) *metrics {
 	m := &metrics{
 		applied:        prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_applied_events_total", Help: "Events written to ClickHouse and acknowledged."}),
 		deadLettered:   prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_dead_lettered_events_total", Help: "Events sent to the dead-letter topic."}),
-		insertFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_insert_failures_total", Help: "Failed ClickHouse batch inserts (retried; nothing acknowledged)."}),
+		insertFailures: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_insert_failures_total", Help: "Failed ClickHouse inserts of rows or of applied positions (retried; their batches not acknowledged)."}),
 		insertSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "consumer_insert_seconds", Help: "ClickHouse batch insert time.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)}),
 		receiveBlocked: prometheus.NewCounter(prometheus.CounterOpts{Name: "consumer_receive_blocked_seconds_total",
