@@ -36,7 +36,9 @@
 // became visible and that ClickHouse holds every record at its last
 // acknowledged version, and prints ClickHouse inserts/s per table of the
 // projection during its window (the part rate, from system.parts' block
-// numbers). It prints a table and SUMMARY lines (bench/run.sh collects them).
+// numbers), and where its commit-to-visible went: acknowledged -> SENT (the
+// outbox's sent_time), SENT -> the consumer's insert began, the insert. It
+// prints a table and SUMMARY lines (bench/run.sh collects them).
 //
 //	go run ./bench/e2e -duration 60s -clients 16
 package main
@@ -117,10 +119,12 @@ func main() {
 // key is one committed version.
 type key struct{ id, version int64 }
 
-// observer records when ClickHouse acknowledged each version's insert.
+// observer records when ClickHouse acknowledged each version's insert, and
+// when the consumer began that insert (the attempt that succeeded).
 type observer struct {
 	mu      sync.Mutex
 	visible map[key]time.Time
+	ingest  map[key]int64 // unix ms
 }
 
 func (o *observer) applied(rows []chstore.Row, at time.Time) {
@@ -130,6 +134,7 @@ func (o *observer) applied(rows []chstore.Row, at time.Time) {
 		k := key{r.DataID, r.Version}
 		if _, ok := o.visible[k]; !ok {
 			o.visible[k] = at
+			o.ingest[k] = r.IngestMs
 		}
 	}
 }
@@ -383,6 +388,8 @@ func run(ctx context.Context, o options) error {
 		}
 		fmt.Printf("%-40s %12.0f   %s, %d clients, %d acknowledged calls\n", r.spec.name, r.rate, offered, r.spec.clients, r.n)
 		fmt.Printf("%-40s commit -> visible p50 %s, p99 %s, max %s (%d visible before the client had the acknowledgement, counted as 0)\n", "", r.p50, r.p99, r.max, r.early)
+		fmt.Printf("%-40s of which (p50 / p99): acknowledged -> SENT %s / %s, SENT -> consumer's insert began %s / %s (acknowledged -> insert %s / %s), the insert %s / %s\n", "",
+			r.toSent[0], r.toSent[1], r.sentToInsert[0], r.sentToInsert[1], r.toInsert[0], r.toInsert[1], r.inInsert[0], r.inInsert[1])
 		fmt.Printf("%-40s ClickHouse inserts/s per table (parts made): %s\n", "", r.partsText())
 		fmt.Printf("%-40s backlog when the clients stopped: %d versions not yet visible; %s\n", "", r.backlog, r.drainText())
 	}
@@ -453,7 +460,7 @@ func startPipeline(ctx context.Context, log *slog.Logger, st *benchkit.Stack, o 
 			}
 		})
 	}
-	obs := &observer{visible: map[key]time.Time{}}
+	obs := &observer{visible: map[key]time.Time{}, ingest: map[key]int64{}}
 	stopConsumer, err := benchkit.StartConsumer(ctx, log, st, o.batchWait, obs.applied)
 	if err != nil {
 		stopAll()
@@ -482,6 +489,14 @@ type phaseResult struct {
 	rate                 float64
 	n, early, backlog    int
 	p50, p99, max, drain time.Duration
+	// toInsert is acknowledged -> the consumer's insert began (relay,
+	// broker, batch cut, a wait for the writer), inInsert that insert's
+	// own time, p50 and p99 each (a reference split of commit -> visible).
+	toInsert, inInsert [2]time.Duration
+	// toSent is acknowledged -> the relay marked the event SENT (the
+	// outbox's sent_time), sentToInsert SENT -> the consumer's insert
+	// began, p50 and p99 each.
+	toSent, sentToInsert [2]time.Duration
 	// notVisible is how many acknowledged versions (warm-up included) never
 	// became visible within the drain timeout; wrongState how many records
 	// ClickHouse holds at another version than the last acknowledged one.
@@ -649,7 +664,12 @@ func runPhase(ctx context.Context, st *benchkit.Stack, rpc []fitnessv1.ResultSer
 	}
 	res.wrongState += len(last) - seen
 
+	sent, err := sentTimes(ctx, st, start.Add(-ph.warm-time.Minute))
+	if err != nil {
+		return res, err
+	}
 	lat := make([]time.Duration, 0, len(measured))
+	var toInsert, inInsert, toSent, sentToInsert []time.Duration
 	obs.mu.Lock()
 	for _, a := range measured {
 		at, ok := obs.visible[a.key]
@@ -662,14 +682,56 @@ func runPhase(ctx context.Context, st *benchkit.Stack, rpc []fitnessv1.ResultSer
 			res.early++
 		}
 		lat = append(lat, d)
+		began := time.UnixMilli(obs.ingest[a.key])
+		toInsert = append(toInsert, max(0, began.Sub(a.at)))
+		inInsert = append(inInsert, max(0, at.Sub(began)))
+		if s, ok := sent[a.key]; ok {
+			toSent = append(toSent, max(0, s.Sub(a.at)))
+			sentToInsert = append(sentToInsert, max(0, began.Sub(s)))
+		}
 	}
 	obs.mu.Unlock()
 	if len(lat) == 0 {
 		return res, fmt.Errorf("no call was acknowledged and made visible in the %s window", ph.d)
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	res.p50 = lat[len(lat)/2].Round(time.Millisecond)
-	res.p99 = lat[len(lat)*99/100].Round(time.Millisecond)
-	res.max = lat[len(lat)-1].Round(time.Millisecond)
+	res.p50, res.p99, res.max = quantiles(lat)
+	res.toInsert[0], res.toInsert[1], _ = quantiles(toInsert)
+	res.inInsert[0], res.inInsert[1], _ = quantiles(inInsert)
+	if len(toSent) > 0 {
+		res.toSent[0], res.toSent[1], _ = quantiles(toSent)
+		res.sentToInsert[0], res.sentToInsert[1], _ = quantiles(sentToInsert)
+	}
 	return res, nil
+}
+
+// sentTimes reads when the relay marked each event SENT since since, from
+// every shard's outbox.
+func sentTimes(ctx context.Context, st *benchkit.Stack, since time.Time) (map[key]time.Time, error) {
+	out := map[key]time.Time{}
+	for i, db := range st.DBs {
+		rows, err := db.QueryContext(ctx, "SELECT data_id, version, sent_time FROM outbox_event WHERE sent_time >= ?", since)
+		if err != nil {
+			return nil, fmt.Errorf("reading the sent times of shard %d: %w", i, err)
+		}
+		for rows.Next() {
+			var k key
+			var at time.Time
+			if err := rows.Scan(&k.id, &k.version, &at); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("reading the sent times of shard %d: %w", i, err)
+			}
+			out[k] = at
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			return nil, fmt.Errorf("reading the sent times of shard %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
+// quantiles sorts ds and returns its p50, p99 and max, rounded to the
+// millisecond.
+func quantiles(ds []time.Duration) (p50, p99, maxD time.Duration) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2].Round(time.Millisecond), ds[len(ds)*99/100].Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond)
 }
