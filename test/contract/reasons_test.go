@@ -2,7 +2,9 @@ package contract
 
 import (
 	"context"
+	"database/sql"
 	"testing"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -130,6 +132,9 @@ func TestErrorReasons(t *testing.T) {
 				Depth: fitnessv1.ReconcileDepth_RECONCILE_DEPTH_CONTENT, RequestId: "run-42001"})
 			return err
 		}, codes.FailedPrecondition, apierr.RequestIDReused},
+		{"OutboxService/ReplayParkedEvents while the same request is still being answered", func() error {
+			return replayWhileAnswered(t, p, outbox)
+		}, codes.Aborted, apierr.RequestInProgress},
 		{"ProjectionService/ListDeadLetters bad page token", func() error {
 			_, err := projection.ListDeadLetters(admin(), &fitnessv1.ListDeadLettersRequest{PageToken: "x"})
 			return err
@@ -172,4 +177,94 @@ func TestErrorReasons(t *testing.T) {
 			}
 		})
 	}
+}
+
+// replayWhileAnswered provokes REQUEST_IN_PROGRESS: a record's outbox row
+// is parked, then held by a transaction of the shard (FOR UPDATE), so a
+// ReplayParkedEvents call replaying it waits inside its action; the same
+// request sent again meanwhile is answered ABORTED REQUEST_IN_PROGRESS once
+// the server's wait for the first call's answer (2 s) ran out. Then the
+// lock goes, the first call answers (one row replayed), and the request
+// sent a third time gets that answer. It returns the second call's error.
+func replayWhileAnswered(t *testing.T, p *platformtest.Platform, outbox fitnessv1.OutboxServiceClient) error {
+	t.Helper()
+	const detect, id = 4298, 42981
+	p.Record(detect, id, 7, "2.05")
+	ctx := context.Background()
+	// Parked once the relay is done with it (SENT), so no completion of an
+	// in-flight claim can overwrite the state.
+	shard := -1
+	deadline := time.Now().Add(30 * time.Second)
+	for shard < 0 {
+		for i, db := range p.ShardDBs {
+			res, err := db.ExecContext(ctx, "UPDATE outbox_event SET status = 'PARKED' WHERE data_id = ? AND status = 'SENT'", id)
+			if err != nil {
+				t.Fatalf("parking record %d's event: %v", id, err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				shard = i
+			}
+		}
+		if shard < 0 && time.Now().After(deadline) {
+			t.Fatalf("record %d's event was never SENT", id)
+		}
+		if shard < 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	tx, err := p.ShardDBs[shard].BeginTx(ctx, &sql.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck // released below; a no-op then
+	var rowID int64
+	if err := tx.QueryRowContext(ctx, "SELECT id FROM outbox_event WHERE data_id = ? FOR UPDATE", id).Scan(&rowID); err != nil {
+		t.Fatalf("locking record %d's outbox row: %v", id, err)
+	}
+
+	req := &fitnessv1.ReplayParkedEventsRequest{ShardId: p.Shards.Shards[shard].ID, DataId: id, Reason: "broker fixed, INC-7",
+		RequestId: "replay-busy-42981"}
+	admin := platformtest.Alice
+	type answer struct {
+		resp *fitnessv1.ReplayParkedEventsResponse
+		err  error
+	}
+	first := make(chan answer, 1)
+	go func() {
+		resp, err := outbox.ReplayParkedEvents(admin(), req)
+		first <- answer{resp, err}
+	}()
+	// The first call has reserved the request and waits for the row.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		var state string
+		err := p.Control.DB.QueryRowContext(ctx, "SELECT state FROM control_request WHERE method = 'ReplayParkedEvents' AND request_id = ?",
+			req.GetRequestId()).Scan(&state)
+		if err == nil && state == "IN_PROGRESS" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first call never reserved its request (state %q, %v)", state, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, second := outbox.ReplayParkedEvents(admin(), req)
+
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	var a answer
+	select {
+	case a = <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first call never answered after the row was released")
+	}
+	if a.err != nil || a.resp.GetReplayedCount() != 1 {
+		t.Errorf("first call = %v, %v; want 1 row replayed", a.resp, a.err)
+	}
+	third, err := outbox.ReplayParkedEvents(admin(), req)
+	if err != nil || third.GetReplayedCount() != a.resp.GetReplayedCount() || third.GetAuditId() != a.resp.GetAuditId() {
+		t.Errorf("the request sent again after the first answered = %v, %v; want the first answer %v", third, err, a.resp)
+	}
+	return second
 }
