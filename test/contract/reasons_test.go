@@ -12,6 +12,7 @@ import (
 
 	fitnessv1 "github.com/resultsync/resultsync/gen/fitness/v1"
 	"github.com/resultsync/resultsync/pkg/platform/apierr"
+	"github.com/resultsync/resultsync/pkg/testkit/infratest"
 	"github.com/resultsync/resultsync/pkg/testkit/platformtest"
 )
 
@@ -194,8 +195,7 @@ func replayWhileAnswered(t *testing.T, p *platformtest.Platform, outbox fitnessv
 	// Parked once the relay is done with it (SENT), so no completion of an
 	// in-flight claim can overwrite the state.
 	shard := -1
-	deadline := time.Now().Add(30 * time.Second)
-	for shard < 0 {
+	infratest.WaitFor(t, "the record's event SENT, then parked", 30*time.Second, func() bool {
 		for i, db := range p.ShardDBs {
 			res, err := db.ExecContext(ctx, "UPDATE outbox_event SET status = 'PARKED' WHERE data_id = ? AND status = 'SENT'", id)
 			if err != nil {
@@ -205,13 +205,8 @@ func replayWhileAnswered(t *testing.T, p *platformtest.Platform, outbox fitnessv
 				shard = i
 			}
 		}
-		if shard < 0 && time.Now().After(deadline) {
-			t.Fatalf("record %d's event was never SENT", id)
-		}
-		if shard < 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+		return shard >= 0
+	})
 	tx, err := p.ShardDBs[shard].BeginTx(ctx, &sql.TxOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -235,19 +230,12 @@ func replayWhileAnswered(t *testing.T, p *platformtest.Platform, outbox fitnessv
 		first <- answer{resp, err}
 	}()
 	// The first call has reserved the request and waits for the row.
-	deadline = time.Now().Add(10 * time.Second)
-	for {
+	infratest.WaitFor(t, "the first call to reserve its request", 10*time.Second, func() bool {
 		var state string
 		err := p.Control.DB.QueryRowContext(ctx, "SELECT state FROM control_request WHERE method = 'ReplayParkedEvents' AND request_id = ?",
 			req.GetRequestId()).Scan(&state)
-		if err == nil && state == "IN_PROGRESS" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first call never reserved its request (state %q, %v)", state, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil && state == "IN_PROGRESS"
+	})
 	_, second := outbox.ReplayParkedEvents(admin(), req)
 
 	if err := tx.Rollback(); err != nil {

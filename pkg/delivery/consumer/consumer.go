@@ -530,16 +530,26 @@ func (c *Consumer) write(ctx context.Context, b *batch) (bool, error) {
 		if ctx.Err() != nil {
 			return false, nil // unacknowledged: redelivered later
 		}
-		c.writeErr.Store(&err)
-		c.m.insertFailures.Inc()
-		c.log.Error("batch not written; nothing acknowledged, retrying", "rows", len(b.rows), "attempt", attempt, "err", err, "retry_in", wait)
-		select {
-		case <-ctx.Done():
+		if !c.failed(ctx, &c.writeErr, err, &wait, "batch not written; nothing acknowledged, retrying", "rows", len(b.rows), "attempt", attempt) {
 			return false, nil // unacknowledged: redelivered later
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, c.cfg.RetryMax)
 	}
+}
+
+// failed records a failed insert (in errp, for WriteErr; counted; logged
+// as msg with attrs) and waits *wait before the next attempt, doubling
+// *wait up to cfg.RetryMax; false when ctx ended first.
+func (c *Consumer) failed(ctx context.Context, errp *atomic.Pointer[error], err error, wait *time.Duration, msg string, attrs ...any) bool {
+	errp.Store(&err)
+	c.m.insertFailures.Inc()
+	c.log.Error(msg, append(attrs, "err", err, "retry_in", *wait)...)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(*wait):
+	}
+	*wait = min(2**wait, c.cfg.RetryMax)
+	return true
 }
 
 // recordAndAcknowledge takes the written batches from toAck until it is
@@ -594,15 +604,9 @@ func (c *Consumer) recordPositions(ctx context.Context, bs []*batch) bool {
 			return false
 		}
 		err = fmt.Errorf("recording the applied positions of %d written batches: %w", len(bs), err)
-		c.posErr.Store(&err)
-		c.m.insertFailures.Inc()
-		c.log.Error("applied positions not recorded; their batches are not acknowledged, retrying", "batches", len(bs), "attempt", attempt, "err", err, "retry_in", wait)
-		select {
-		case <-ctx.Done():
+		if !c.failed(ctx, &c.posErr, err, &wait, "applied positions not recorded; their batches are not acknowledged, retrying", "batches", len(bs), "attempt", attempt) {
 			return false
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, c.cfg.RetryMax)
 	}
 }
 

@@ -136,13 +136,7 @@ func (f *fixture) sendRaw(t *testing.T, key, eventID string, payload []byte) {
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	infratest.WaitFor(t, what, timeout, cond)
 }
 
 func (i *instance) waitApplied(t *testing.T, n int64) {
